@@ -1,0 +1,54 @@
+"""xpuc: offload the parfors Numba finds in a function to a SYCL device."""
+
+import warnings
+
+from ._environment import configure_opencl_loader
+
+configure_opencl_loader()
+
+# dpctl 0.21 deprecates dpctl.tensor, which is still the USM array type we use
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"dpctl(\..*)?")
+
+from . import runtime  # noqa: E402
+from .device import device_context, get_current_queue  # noqa: E402
+from .dispatcher import JitFunction, jit  # noqa: E402
+from .errors import (  # noqa: E402
+    ConflictingOptionsError,
+    DeviceError,
+    ExecutionPlacementError,
+    UnsupportedError,
+    XpucError,
+)
+from .frontend import kernels_compiled  # noqa: E402
+
+__version__ = "0.1.0"
+
+
+def stats() -> dict[str, int]:
+    """Counters since the last ``reset_stats()``."""
+    counters = runtime.stats()
+    counters["kernels_compiled"] = kernels_compiled() - _compiled_at_reset
+    return counters
+
+
+def reset_stats() -> None:
+    global _compiled_at_reset
+    runtime.reset_stats()
+    _compiled_at_reset = kernels_compiled()
+
+
+_compiled_at_reset = 0
+
+__all__ = [
+    "ConflictingOptionsError",
+    "DeviceError",
+    "ExecutionPlacementError",
+    "JitFunction",
+    "UnsupportedError",
+    "XpucError",
+    "device_context",
+    "get_current_queue",
+    "jit",
+    "reset_stats",
+    "stats",
+]

@@ -1,0 +1,66 @@
+"""An SSA text builder for MLIR: emit rules append ops and get back named values.
+
+Text, not the bindings' op builders: the output is what the ``linalg`` stage
+prints, and the passes layer parses and verifies it."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from .types import INDEX, ScalarType
+
+
+@dataclass(frozen=True)
+class Value:
+    name: str
+    type: ScalarType
+
+
+class Builder:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._count = 0
+        self._depth = 2
+
+    def fresh(self) -> str:
+        self._count += 1
+        return f"%v{self._count}"
+
+    def emit(self, text: str) -> None:
+        self.lines.append("  " * self._depth + text)
+
+    def op(self, text: str, result: ScalarType) -> Value:
+        """Append ``%name = text`` and return the result."""
+        value = Value(self.fresh(), result)
+        self.emit(f"{value.name} = {text}")
+        return value
+
+    @contextmanager
+    def region(self, header: str, footer: str = "}") -> Iterator[None]:
+        """Lines emitted inside are nested in ``header { ... footer``."""
+        self.emit(header + " {")
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            self.emit(footer)
+
+    def constant(self, value: int | float | bool, type: ScalarType) -> Value:
+        if type.is_float:
+            literal = repr(float(value))
+            if literal in ("inf", "-inf", "nan"):
+                # MLIR spells non-finite floats by their bits
+                fmt, ifmt = ("<d", "<Q") if type.bits == 64 else ("<f", "<I")
+                bits = struct.unpack(ifmt, struct.pack(fmt, float(value)))[0]
+                literal = f"0x{bits:X}"
+            return self.op(f"arith.constant {literal} : {type.mlir}", type)
+        if type.kind == "b":
+            return self.op(f"arith.constant {'true' if value else 'false'}", type)
+        return self.op(f"arith.constant {int(value)} : {type.mlir}", type)
+
+    def index_constant(self, value: int) -> Value:
+        return self.constant(value, INDEX)

@@ -1,0 +1,126 @@
+"""``xpuc.jit``: a drop-in for ``numba.jit`` whose parfors run where the data is.
+
+Outside a device context a call is plain Numba on the CPU. Inside one, the
+function is compiled (once per signature and device) by Numba's pipeline with
+parfor analysis, every parfor lowered to a SPIR-V kernel, and the call runs
+with the context's queue bound to the runtime for its duration."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import dpctl
+import numba
+from numba.core import sigutils
+from numba.core.dispatcher import Dispatcher
+
+from . import runtime
+from .device import get_current_queue
+from .errors import ConflictingOptionsError, DeviceError, XpucError
+from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for
+from .passes import Target
+
+
+def target_for(device: dpctl.SyclDevice) -> Target:
+    """What changes generated code on ``device``."""
+    return Target(
+        fp64=device.has_aspect_fp64,
+        fp16=device.has_aspect_fp16,
+        max_work_group_size=device.max_work_group_size,
+    )
+
+
+class JitFunction:
+    """A function compiled by Numba for the CPU and by xpuc for each device it
+    is called under."""
+
+    def __init__(self, py_func: Callable, signatures: list | None, options: dict) -> None:
+        if options.pop("forceobj", False) or options.pop("nopython", True) is False:
+            raise ConflictingOptionsError("xpuc.jit always compiles in nopython mode")
+        self.py_func = py_func
+        self._signatures = signatures
+        self._options = options
+        self._cpu = numba.njit(*([signatures] if signatures else []), **options)(py_func)
+        self._devices: dict[str, tuple[Dispatcher, OffloadTarget]] = {}
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, py_func)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        queue = get_current_queue()
+        if queue is None:
+            return self._cpu(*args, **kwargs)
+        if self._options.get("parallel", True) is False:
+            raise ConflictingOptionsError(
+                f"{self.py_func.__qualname__} was given parallel=False but is called to "
+                "offload (inside a device context), which needs parfor analysis"
+            )
+        dispatcher, _ = self._for_device(queue.sycl_device)
+        runtime.call_begin(runtime.queue_handle(queue))
+        try:
+            return dispatcher(*args, **kwargs)
+        except KernelFault:
+            raise DeviceError(runtime.last_error()) from None
+        finally:
+            runtime.call_end()
+
+    def _for_device(self, device: dpctl.SyclDevice) -> tuple[Dispatcher, OffloadTarget]:
+        key = device.filter_string
+        with self._lock:
+            found = self._devices.get(key)
+            if found is None:
+                offload = OffloadTarget(target_for(device))
+                options = dict(self._options)
+                if not isinstance(options.get("parallel"), dict):
+                    options["parallel"] = True
+                dispatcher = numba.njit(
+                    *([self._signatures] if self._signatures else []),
+                    pipeline_class=compiler_for(offload),
+                    **options,
+                )(self.py_func)
+                found = self._devices[key] = (dispatcher, offload)
+        return found
+
+    def _compiled(self, signature: tuple | None) -> list[CompiledParfor]:
+        for _, offload in self._devices.values():
+            for argtypes, parfors in offload.compiled.items():
+                if signature is None or tuple(signature) == argtypes:
+                    return parfors
+        raise XpucError(
+            f"{self.py_func.__qualname__} has no offloaded compilation"
+            + (f" for signature {signature}" if signature else "")
+            + ": call it inside a device context first"
+        )
+
+    def inspect_mlir(self, stage: str, signature: tuple | None = None) -> str:
+        """The MLIR of this function's parfors at ``stage`` (linalg, gpu, spirv)."""
+        return "\n".join(p.lowered.text(stage) for p in self._compiled(signature))
+
+    def inspect_spirv(self, signature: tuple | None = None) -> dict[str, bytes]:
+        """``{kernel_name: SPIR-V binary}`` of this function's parfors."""
+        return {
+            launch.kernel_name: p.lowered.spirv
+            for p in self._compiled(signature)
+            for launch in p.lowered.plan.launches
+        }
+
+
+def jit(signature_or_function: Any = None, **options: Any) -> Any:
+    """Like ``numba.jit`` (always nopython); also wraps an existing Numba dispatcher."""
+    if isinstance(signature_or_function, Dispatcher):
+        merged = {**signature_or_function.targetoptions, **options}
+        merged.pop("nopython", None)
+        return JitFunction(signature_or_function.py_func, None, merged)
+    if sigutils.is_signature(signature_or_function):
+        signatures = [signature_or_function]
+    elif isinstance(signature_or_function, list) or signature_or_function is None:
+        signatures = signature_or_function
+    else:
+        return JitFunction(signature_or_function, None, options)
+
+    def decorate(py_func: Callable) -> JitFunction:
+        return JitFunction(py_func, signatures, options)
+
+    return decorate

@@ -1,0 +1,278 @@
+"""Host side of an offloaded parfor: in place of Numba's threaded lowering, the
+function calls the C runtime directly to put its arrays on the device, evaluate
+the launch plan and launch the kernel, then copy written arrays back."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass, field
+
+from llvmlite import binding as llvm_binding
+from llvmlite import ir as llvm
+from numba.core import cgutils, types
+from numba.parfors.parfor import Parfor
+
+from .. import runtime
+from ..errors import XpucError
+from ..passes import Lowered, Target, lower
+from ..passes.launch_plan import LaunchPlan
+from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
+
+
+class KernelFault(XpucError):
+    """Raised by compiled host code when a runtime entry fails; the dispatcher
+    replaces it with a DeviceError carrying the runtime's message."""
+
+
+@dataclass
+class CompiledParfor:
+    kernel: ParforKernel
+    lowered: Lowered
+
+
+@dataclass
+class OffloadTarget:
+    """What lowering needs to know about the device it compiles for, and where
+    it records what it produced (per signature, for ``inspect_mlir``)."""
+
+    target: Target
+    compiled: dict[tuple, list[CompiledParfor]] = field(default_factory=dict)
+
+
+_kernels_compiled = 0
+_count_lock = threading.Lock()
+
+
+def kernels_compiled() -> int:
+    """SPIR-V modules produced by the MLIR pipeline in this process."""
+    return _kernels_compiled
+
+
+DUMP_DIR_VARIABLE = "XPUC_DUMP_DIR"
+
+
+def _compile(kernel: ParforKernel, target: Target) -> Lowered:
+    global _kernels_compiled
+    lowered = lower(kernel.mlir, target)
+    with _count_lock:
+        _kernels_compiled += 1
+    dump_dir = os.environ.get(DUMP_DIR_VARIABLE)
+    if dump_dir:
+        _dump(kernel.name, lowered, dump_dir)
+    return lowered
+
+
+def _dump(name: str, lowered: Lowered, directory: str) -> None:
+    """Keep every stage of a kernel on disk, to read or to reproduce a failure
+    outside xpuc (``spirv-val``, ``spirv-dis``, ``mlir-opt``)."""
+    os.makedirs(directory, exist_ok=True)
+    digest = hashlib.blake2b(lowered.spirv, digest_size=4).hexdigest()
+    for stage, text in lowered.texts.items():
+        with open(os.path.join(directory, f"{name}.{digest}.{stage}.mlir"), "w") as out:
+            out.write(text)
+    with open(os.path.join(directory, f"{name}.{digest}.spv"), "wb") as out:
+        out.write(lowered.spirv)
+
+
+_symbols_registered = False
+
+
+def _register_runtime_symbols() -> None:
+    """Let the JIT linker resolve the runtime's entries in compiled host code."""
+    global _symbols_registered
+    if not _symbols_registered:
+        for name, address in runtime.symbol_addresses().items():
+            llvm_binding.add_symbol(name, address)
+        _symbols_registered = True
+
+
+_I8P = llvm.IntType(8).as_pointer()
+_I32 = llvm.IntType(32)
+_I64 = llvm.IntType(64)
+_ENTRIES = {
+    "xpuc_buffer_acquire": llvm.FunctionType(_I32, [_I8P, _I64, _I32, _I8P.as_pointer()]),
+    "xpuc_buffer_release": llvm.FunctionType(_I32, [_I8P, _I64, _I32]),
+    "xpuc_launch": llvm.FunctionType(
+        _I32,
+        [_I8P, _I64, _I64, _I8P, _I64.as_pointer(), _I32.as_pointer(), _I32,
+         _I64.as_pointer(), _I64.as_pointer(), _I32],
+    ),
+}
+
+
+class _HostEmitter:
+    def __init__(self, lowerer, kernel: ParforKernel) -> None:
+        self.lowerer = lowerer
+        self.builder = lowerer.builder
+        self.context = lowerer.context
+        self.kernel = kernel
+        self.typemap = lowerer.fndesc.typemap
+
+    def call(self, entry: str, *args: llvm.Value) -> None:
+        """Call a runtime entry; a non-zero status raises KernelFault."""
+        fn = cgutils.get_or_insert_function(self.builder.module, _ENTRIES[entry], entry)
+        status = self.builder.call(fn, args)
+        failed = self.builder.icmp_signed("!=", status, _I32(0))
+        with cgutils.if_unlikely(self.builder, failed):
+            self.context.call_conv.return_user_exc(self.builder, KernelFault, ())
+
+    def array(self, var: str):
+        nbtype = self.typemap[var]
+        return self.context.make_array(nbtype)(self.context, self.builder,
+                                               value=self.lowerer.loadvar(var))
+
+    def host_extent(self, var: str) -> tuple[llvm.Value, llvm.Value, llvm.Value]:
+        """The bytes an array's elements span: their start, size, and the offset
+        of element 0 from the start (a view with negative strides starts below
+        its element 0)."""
+        b = self.builder
+        ary = self.array(var)
+        nbtype = self.typemap[var]
+        data = b.bitcast(ary.data, _I8P)
+        if nbtype.layout == "C":
+            return data, b.mul(ary.nitems, ary.itemsize), _I64(0)
+        low, high = _I64(0), _I64(0)
+        shape = cgutils.unpack_tuple(b, ary.shape, nbtype.ndim)
+        strides = cgutils.unpack_tuple(b, ary.strides, nbtype.ndim)
+        for dim, stride in zip(shape, strides):
+            reach = b.mul(b.sub(dim, _I64(1)), stride)
+            negative = b.icmp_signed("<", reach, _I64(0))
+            low = b.add(low, b.select(negative, reach, _I64(0)))
+            high = b.add(high, b.select(negative, _I64(0), reach))
+        empty = b.icmp_signed("==", ary.nitems, _I64(0))
+        nbytes = b.select(empty, _I64(0), b.add(b.sub(high, low), ary.itemsize))
+        return b.gep(data, [low]), nbytes, b.neg(low)
+
+    def param_values(self) -> list[llvm.Value]:
+        """The kernel function's arguments as i64 host values, in order."""
+        b = self.builder
+        values = []
+        for param in self.kernel.params:
+            if param.kind == "array":
+                use = self.kernel.arrays[param.var]
+                host, nbytes, first = self.host_extent(param.var)
+                device = cgutils.alloca_once(b, _I8P)
+                copy_in = _I32(int((use.reads or use.writes) and not use.fresh))
+                self.call("xpuc_buffer_acquire", host, nbytes, copy_in, device)
+                values.append(b.add(b.ptrtoint(b.load(device), _I64), first))
+            elif param.kind in ("dim", "stride"):
+                ary = self.array(param.var)
+                ndim = self.typemap[param.var].ndim
+                if param.kind == "dim":
+                    values.append(cgutils.unpack_tuple(b, ary.shape, ndim)[param.axis])
+                else:
+                    stride = cgutils.unpack_tuple(b, ary.strides, ndim)[param.axis]
+                    values.append(b.sdiv(stride, ary.itemsize))
+            else:
+                values.append(self.scalar_bits(param.var, param.mlir_type))
+        return values
+
+    def scalar_bits(self, var: str, mlir_type: str) -> llvm.Value:
+        """A scalar variable as the 64 bits of its kernel-argument slot."""
+        b = self.builder
+        nbtype = self.typemap[var]
+        value = self.lowerer.loadvar(var)
+        if mlir_type == "index":
+            return self.context.cast(b, value, nbtype, types.int64)
+        if mlir_type in ("f32", "f64"):
+            float_type = types.float32 if mlir_type == "f32" else types.float64
+            as_float = self.context.cast(b, value, nbtype, float_type)
+            bits = b.bitcast(as_float, llvm.IntType(int(mlir_type[1:])))
+            return b.zext(bits, _I64) if mlir_type == "f32" else bits
+        as_int = self.context.cast(b, value, nbtype, types.int64 if mlir_type != "i8"
+                                   else types.uint8)
+        return b.zext(as_int, _I64) if as_int.type != _I64 else as_int
+
+    def run_plan(self, plan: LaunchPlan, params: list[llvm.Value], spirv: bytes,
+                 ndim: int) -> None:
+        b = self.builder
+        values = list(params)
+        for op in plan.ops:
+            values.append(_emit_host_op(b, op.opcode, [values[i] for i in op.operands], op.attr))
+        module = b.module
+        spirv_ptr = self.context.insert_const_bytes(module, spirv)
+        spirv_hash = int.from_bytes(hashlib.blake2b(spirv, digest_size=8).digest(), "little")
+        for launch in plan.launches:
+            nargs = len(launch.args)
+            slots = cgutils.alloca_once(b, _I64, size=max(nargs, 1))
+            for k, (value_number, kind) in enumerate(launch.args):
+                b.store(values[value_number], b.gep(slots, [_I32(k)]))
+            kinds = cgutils.global_constant(
+                module, f"{self.kernel.name}.{launch.kernel_name}.kinds",
+                llvm.Constant(llvm.ArrayType(_I32, max(nargs, 1)),
+                              [_I32(kind) for _, kind in launch.args] or [_I32(0)]),
+            )
+            global_range = cgutils.alloca_once(b, _I64, size=3)
+            local_range = cgutils.alloca_once(b, _I64, size=3)
+            for axis in range(3):
+                grid, block = values[launch.grid[axis]], values[launch.block[axis]]
+                b.store(b.mul(grid, block), b.gep(global_range, [_I32(axis)]))
+                b.store(block, b.gep(local_range, [_I32(axis)]))
+            name = self.context.insert_const_string(module, launch.kernel_name)
+            self.call(
+                "xpuc_launch", spirv_ptr, _I64(len(spirv)), _I64(spirv_hash), name, slots,
+                b.bitcast(kinds, _I32.as_pointer()), _I32(nargs), global_range, local_range,
+                _I32(ndim),
+            )
+
+    def copy_back(self) -> None:
+        for use in self.kernel.arrays.values():
+            if use.writes:
+                host, nbytes, _ = self.host_extent(use.var)
+                self.call("xpuc_buffer_release", host, nbytes, _I32(1))
+
+
+def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],
+                  attr: int | str | None) -> llvm.Value:
+    """One launch-plan op on i64 values (comparisons give 0 or 1)."""
+    if opcode == "const":
+        return _I64(int(attr))
+    if opcode == "copy":
+        return args[0]
+    if opcode == "select":
+        cond = b.icmp_signed("!=", args[0], _I64(0))
+        return b.select(cond, args[1], args[2])
+    if opcode == "cmp":
+        predicate = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+        unsigned = {"ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
+        if attr in unsigned:
+            cond = b.icmp_unsigned(unsigned[attr], *args)
+        else:
+            cond = b.icmp_signed(predicate[attr], *args)
+        return b.zext(cond, _I64)
+    lhs, rhs = args
+    if opcode in ("min", "max"):
+        cond = b.icmp_signed("<" if opcode == "min" else ">", lhs, rhs)
+        return b.select(cond, lhs, rhs)
+    if opcode == "ceildiv":  # for the non-negative sizes the plan divides
+        return b.sdiv(b.sub(b.add(lhs, rhs), _I64(1)), rhs)
+    if opcode == "floordiv":
+        quotient = b.sdiv(lhs, rhs)
+        inexact = b.icmp_signed("!=", b.mul(quotient, rhs), lhs)
+        signs_differ = b.icmp_signed("<", b.xor(lhs, rhs), _I64(0))
+        return b.select(b.and_(inexact, signs_differ), b.sub(quotient, _I64(1)), quotient)
+    simple = {"add": b.add, "sub": b.sub, "mul": b.mul, "div": b.sdiv, "rem": b.srem}
+    if opcode not in simple:
+        raise XpucError(f"host lowering: launch-plan op '{opcode}' has no host translation")
+    return simple[opcode](lhs, rhs)
+
+
+def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
+    """Numba's hook for lowering ``parfor`` (``Parfor.lowerer``)."""
+    _register_runtime_symbols()
+    fndesc = lowerer.fndesc
+    ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
+    lowerer._xpuc_parfor_count = ordinal + 1
+    kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
+                              kernel_name(fndesc.qualname, ordinal))
+    lowered = _compile(kernel, offload.target)
+    offload.compiled.setdefault(tuple(fndesc.argtypes), []).append(
+        CompiledParfor(kernel, lowered))
+
+    for inst in parfor.init_block.body:
+        lowerer.lower_inst(inst)
+    emitter = _HostEmitter(lowerer, kernel)
+    emitter.run_plan(lowered.plan, emitter.param_values(), lowered.spirv, kernel.ndim)
+    emitter.copy_back()

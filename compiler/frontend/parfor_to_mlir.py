@@ -1,0 +1,421 @@
+"""Translate one Numba parfor into the MLIR of its kernel (the ``linalg`` stage).
+
+A parfor becomes a ``func.func`` whose body is one ``scf.parallel`` over the
+parfor's loop nest. Its arguments are what the host passes: a flat memref per
+array, index values (loop bounds, array dimensions) and scalars; ``KernelParam``
+records where the host finds each. Numba IR nodes are translated by a table of
+rules keyed by node kind (below); operators and callees by the dialects' table.
+Anything outside both tables raises ``UnsupportedError`` with the source line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from numba.core import ir, types
+from numba.parfors.parfor import Parfor
+
+from ..dialects import BOOL, F32, F64, INDEX, Builder, ScalarType, Value, lookup_rule
+from ..dialects import arith, memref, scf
+from ..errors import UnsupportedError
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One argument of the kernel function and where the host gets it.
+
+    kind: ``array`` (device copy of array ``var``), ``dim`` (``var.shape[axis]``),
+    ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of loop nest ``axis``, held in ``var``), ``scalar``.
+    """
+
+    kind: str
+    var: str
+    mlir_type: str
+    axis: int = 0
+
+
+@dataclass
+class ArrayUse:
+    var: str
+    reads: bool = False
+    writes: bool = False
+    # allocated in the parfor's init block (array-expression results): every
+    # element is written, so the host has nothing to copy in
+    fresh: bool = False
+
+
+@dataclass
+class ParforKernel:
+    name: str
+    mlir: str
+    params: tuple[KernelParam, ...]
+    arrays: dict[str, ArrayUse]
+    ndim: int
+
+
+def scalar_type(nbtype: types.Type, what: str, loc: ir.Loc) -> ScalarType:
+    """The ScalarType of a Numba scalar type, or UnsupportedError."""
+    nbtype = types.unliteral(nbtype)
+    if isinstance(nbtype, types.Boolean):
+        return BOOL
+    if isinstance(nbtype, types.Integer):
+        return ScalarType("i" if nbtype.signed else "u", nbtype.bitwidth)
+    if isinstance(nbtype, types.Float):
+        return F32 if nbtype.bitwidth == 32 else F64
+    raise UnsupportedError(f"{_where(loc)}: {what} of type {nbtype} in a parfor")
+
+
+def _where(loc: ir.Loc) -> str:
+    return f"{loc.filename}:{loc.line}"
+
+
+# Values the body's variables can hold besides scalar SSA values
+@dataclass(frozen=True)
+class _Array:
+    var: str
+    memref: str  # SSA name of the flat memref argument
+    dtype: ScalarType
+    dims: tuple[Value, ...]  # index values
+    # element strides (index values) of a view; None for C-contiguous arrays,
+    # whose strides follow from dims with a unit innermost stride the device
+    # compiler can vectorize on
+    strides: tuple[Value, ...] | None = None
+
+
+@dataclass(frozen=True)
+class _Callee:
+    obj: object  # a module or function, before or after attribute lookup
+
+
+@dataclass(frozen=True)
+class _Tuple:
+    items: tuple[object, ...]
+
+
+@dataclass
+class _Translation:
+    parfor: Parfor
+    typemap: dict
+    calltypes: dict
+    b: Builder = field(default_factory=Builder)
+    env: dict[str, object] = field(default_factory=dict)
+    args: list[tuple[str, KernelParam]] = field(default_factory=list)  # (ssa, param)
+    arrays: dict[str, ArrayUse] = field(default_factory=dict)
+
+    def add_param(self, param: KernelParam) -> str:
+        name = f"%arg{len(self.args)}"
+        self.args.append((name, param))
+        return name
+
+    def value(self, var: ir.Var) -> Value:
+        found = self.env.get(var.name)
+        if not isinstance(found, Value):
+            raise UnsupportedError(
+                f"{_where(var.loc)}: '{var.name}' of type {self.typemap.get(var.name)} "
+                "used as a scalar in a parfor"
+            )
+        return found
+
+    def typed(self, var: ir.Var) -> ScalarType:
+        return scalar_type(self.typemap[var.name], f"'{var.name}'", var.loc)
+
+
+# ---- statement and expression rules, keyed by node kind -----------------------
+
+_StmtRule = Callable[[_Translation, ir.Stmt], None]
+_ExprRule = Callable[[_Translation, ir.Expr, ir.Var], object]
+_STMT_RULES: dict[type, _StmtRule] = {}
+_EXPR_RULES: dict[str, _ExprRule] = {}
+
+
+def _stmt_rule(kind: type):
+    def register(fn: _StmtRule) -> _StmtRule:
+        _STMT_RULES[kind] = fn
+        return fn
+
+    return register
+
+
+def _expr_rule(*ops: str):
+    def register(fn: _ExprRule) -> _ExprRule:
+        for op in ops:
+            _EXPR_RULES[op] = fn
+        return fn
+
+    return register
+
+
+def _translate_stmt(t: _Translation, stmt: ir.Stmt) -> None:
+    handler = _STMT_RULES.get(type(stmt))
+    if handler is None:
+        construct = "nested parfor (prange inside prange)" if isinstance(stmt, Parfor) else (
+            type(stmt).__name__
+        )
+        raise UnsupportedError(f"{_where(stmt.loc)}: {construct} in a parfor body")
+    handler(t, stmt)
+
+
+@_stmt_rule(ir.Del)
+def _del(t: _Translation, stmt: ir.Del) -> None:
+    pass
+
+
+@_stmt_rule(ir.Assign)
+def _assign(t: _Translation, stmt: ir.Assign) -> None:
+    rhs, target = stmt.value, stmt.target
+    if isinstance(rhs, ir.Var):
+        t.env[target.name] = t.env[rhs.name]
+    elif isinstance(rhs, ir.Const):
+        t.env[target.name] = _constant(t, rhs.value, target, stmt.loc)
+    elif isinstance(rhs, (ir.Global, ir.FreeVar)):
+        t.env[target.name] = _global(t, rhs.value, target, stmt.loc)
+    elif isinstance(rhs, ir.Expr):
+        handler = _EXPR_RULES.get(rhs.op)
+        if handler is None:
+            raise UnsupportedError(f"{_where(stmt.loc)}: expression '{rhs.op}' in a parfor body")
+        t.env[target.name] = handler(t, rhs, target)
+    else:
+        raise UnsupportedError(f"{_where(stmt.loc)}: {type(rhs).__name__} in a parfor body")
+
+
+def _constant(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> object:
+    if isinstance(value, (bool, int, float)):
+        return t.b.constant(value, t.typed(target))
+    return _global(t, value, target, loc)
+
+
+def _global(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> object:
+    if isinstance(value, (bool, int, float)):
+        return t.b.constant(value, t.typed(target))
+    if callable(value) or type(value).__name__ == "module":
+        return _Callee(value)
+    raise UnsupportedError(f"{_where(loc)}: global {value!r} in a parfor body")
+
+
+def _apply_rule(t: _Translation, key: object, operands: list[Value], expr: ir.Expr,
+                what: str) -> Value:
+    rule = lookup_rule(key)
+    if rule is None:
+        raise UnsupportedError(f"{_where(expr.loc)}: {what} in a parfor body")
+    sig = t.calltypes[expr]
+    result = scalar_type(sig.return_type, what, expr.loc)
+    if len(operands) > 1 and len(sig.args) == 1 and isinstance(sig.args[0], types.BaseTuple):
+        # a *args callee (min, max): its operands meet in the result type
+        arg_types = [result] * len(operands)
+    else:
+        arg_types = [scalar_type(a, what, expr.loc) for a in sig.args]
+    cast_operands = [arith.cast(t.b, v, ty) for v, ty in zip(operands, arg_types)]
+    try:
+        value = rule(t.b, cast_operands, result)
+    except UnsupportedError as exc:
+        raise UnsupportedError(f"{_where(expr.loc)}: {exc} in a parfor body") from None
+    return arith.cast(t.b, value, result)
+
+
+@_expr_rule("binop", "inplace_binop")
+def _binop(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    operands = [t.value(expr.lhs), t.value(expr.rhs)]
+    return _apply_rule(t, expr.fn, operands, expr, f"operator {_name(expr.fn)}")
+
+
+@_expr_rule("unary")
+def _unary(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    return _apply_rule(t, expr.fn, [t.value(expr.value)], expr, f"operator {_name(expr.fn)}")
+
+
+@_expr_rule("call")
+def _call(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    if expr.kws or expr.vararg or expr.varkwarg:
+        raise UnsupportedError(f"{_where(expr.loc)}: call with keyword or * arguments")
+    callee = t.env.get(expr.func.name)
+    fntype = t.typemap[expr.func.name]
+    key = getattr(fntype, "typing_key", callee.obj if isinstance(callee, _Callee) else None)
+    operands = [t.value(a) for a in expr.args]
+    return _apply_rule(t, key, operands, expr, f"call to {_name(key)}")
+
+
+def _name(obj: object) -> str:
+    module = getattr(obj, "__module__", None) or ("numpy" if type(obj).__name__ == "ufunc" else "")
+    name = getattr(obj, "__name__", repr(obj))
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+@_expr_rule("getattr")
+def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
+    base = t.env.get(expr.value.name)
+    if isinstance(base, _Callee):
+        return _Callee(getattr(base.obj, expr.attr))
+    if isinstance(base, _Array) and expr.attr == "shape":
+        return _Tuple(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
+    raise UnsupportedError(f"{_where(expr.loc)}: attribute '{expr.attr}' in a parfor body")
+
+
+@_expr_rule("build_tuple")
+def _build_tuple(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Tuple:
+    return _Tuple(tuple(t.env.get(item.name) for item in expr.items))
+
+
+@_expr_rule("getitem", "static_getitem")
+def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    base = t.env.get(expr.value.name)
+    if isinstance(base, _Tuple) and expr.op == "static_getitem" and isinstance(expr.index, int):
+        return base.items[expr.index]
+    if not isinstance(base, _Array):
+        raise UnsupportedError(f"{_where(expr.loc)}: indexing a non-array in a parfor body")
+    array = base
+    t.arrays[array.var].reads = True
+    return memref.load(t.b, array.memref, array.dtype, _element_offset(t, array, expr))
+
+
+def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> Value:
+    """Offset of ``array[index]`` for a getitem/setitem node: one integer index per
+    dimension, negative ones wrapping around as in Python."""
+    static = isinstance(node, ir.StaticSetItem) or (
+        isinstance(node, ir.Expr) and node.op == "static_getitem"
+    )
+    index = node.index
+    index_var = node.index_var if static else index
+    if index_var is not None:
+        held = t.env.get(index_var.name)
+        indices = list(held.items) if isinstance(held, _Tuple) else [held]
+    else:  # a constant index of a static_getitem / static_setitem
+        constants = index if isinstance(index, tuple) else (index,)
+        indices = [t.b.constant(c, ScalarType("i", 64)) if isinstance(c, int) else c
+                   for c in constants]
+    if len(indices) != len(array.dims) or not all(isinstance(i, Value) for i in indices):
+        raise UnsupportedError(
+            f"{_where(node.loc)}: array '{array.var}' indexed with anything but one "
+            f"integer per dimension (slices or partial indexing) in a parfor body"
+        )
+    b = t.b
+    positions = []
+    for i, dim in zip(indices, array.dims):
+        if i.type.is_float:
+            raise UnsupportedError(f"{_where(node.loc)}: float used as an index")
+        pos = arith.cast(b, i, INDEX)
+        if i.type.is_signed:
+            negative = arith.compare(b, "lt", pos, b.index_constant(0))
+            pos = arith.select(b, negative, arith.binary(b, "arith.addi", pos, dim), pos)
+        positions.append(pos)
+    if array.strides is not None:
+        return memref.strided_offset(b, positions, array.strides)
+    return memref.linear_index(b, positions, array.dims)
+
+
+def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
+    array = t.env.get(stmt.target.name)
+    if not isinstance(array, _Array):
+        raise UnsupportedError(f"{_where(stmt.loc)}: item assignment to a non-array")
+    t.arrays[array.var].writes = True
+    value = arith.cast(t.b, t.value(stmt.value), array.dtype)
+    memref.store(t.b, value, array.memref, array.dtype, _element_offset(t, array, stmt))
+
+
+_stmt_rule(ir.SetItem)(_setitem)
+_stmt_rule(ir.StaticSetItem)(_setitem)
+
+
+# ---- the parfor as a whole --------------------------------------------------------
+
+
+def _bind_params(t: _Translation) -> None:
+    """Make a kernel argument of every variable the body uses from outside."""
+    parfor = t.parfor
+    fresh = {
+        stmt.target.name for stmt in parfor.init_block.body if isinstance(stmt, ir.Assign)
+    }
+    for name in sorted(parfor.params):
+        nbtype = t.typemap[name]
+        if isinstance(nbtype, types.Array):
+            dtype = scalar_type(nbtype.dtype, f"array '{name}'", parfor.loc)
+            ssa = t.add_param(KernelParam("array", name, memref.memref_type(dtype)))
+            dims = tuple(
+                Value(t.add_param(KernelParam("dim", name, "index", axis)), INDEX)
+                for axis in range(nbtype.ndim)
+            )
+            strides = None if nbtype.layout == "C" else tuple(
+                Value(t.add_param(KernelParam("stride", name, "index", axis)), INDEX)
+                for axis in range(nbtype.ndim)
+            )
+            t.env[name] = _Array(name, ssa, dtype, dims, strides)
+            t.arrays[name] = ArrayUse(name, fresh=name in fresh)
+        elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
+            t.env[name] = _Callee(getattr(nbtype, "typing_key", None))
+        else:
+            ty = scalar_type(nbtype, f"variable '{name}'", parfor.loc)
+            ssa = t.add_param(KernelParam("scalar", name, ty.storage))
+            stored = Value(ssa, ScalarType("u", 8) if ty.kind == "b" else ty)
+            t.env[name] = arith.cast(t.b, stored, ty) if ty.kind == "b" else stored
+
+
+def _loop_bounds(t: _Translation) -> tuple[list[Value], list[Value]]:
+    lower, upper = [], []
+    for axis, nest in enumerate(t.parfor.loop_nests):
+        if nest.step != 1:
+            raise UnsupportedError(f"{_where(t.parfor.loc)}: prange with a step other than 1")
+        for kind, bound, out in (("start", nest.start, lower), ("stop", nest.stop, upper)):
+            if isinstance(bound, int):
+                out.append(t.b.index_constant(bound))
+            else:
+                out.append(Value(t.add_param(KernelParam(kind, bound.name, "index", axis)), INDEX))
+    return lower, upper
+
+
+def _body_blocks(parfor: Parfor) -> list[ir.Block]:
+    """The body's blocks in execution order: a chain joined by jumps (control
+    flow inside the body is not supported yet)."""
+    blocks = parfor.loop_body
+    label, ordered, seen = min(blocks), [], set()
+    while label in blocks:
+        if label in seen:
+            raise UnsupportedError(f"{_where(blocks[label].loc)}: a loop in a parfor body")
+        seen.add(label)
+        block = blocks[label]
+        ordered.append(block)
+        if not block.is_terminated:  # the body's last block just ends
+            break
+        if not isinstance(block.terminator, ir.Jump):
+            raise UnsupportedError(
+                f"{_where(block.terminator.loc)}: control flow (if/else, loops) in a parfor body"
+            )
+        label = block.terminator.target
+    return ordered
+
+
+def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) -> ParforKernel:
+    """The kernel MLIR of ``parfor`` and what the host must pass to it."""
+    if parfor.redvars:
+        raise UnsupportedError(
+            f"{_where(parfor.loc)}: reduction into {', '.join(parfor.redvars)} in a parfor"
+        )
+    if parfor.races:
+        raise UnsupportedError(
+            f"{_where(parfor.loc)}: variable(s) {', '.join(sorted(parfor.races))} assigned in "
+            "the loop and read after it"
+        )
+    t = _Translation(parfor, typemap, calltypes)
+    _bind_params(t)
+    lower, upper = _loop_bounds(t)
+    with scf.parallel(t.b, lower, upper) as ivs:
+        for nest, iv in zip(parfor.loop_nests, ivs):
+            index_type = t.typed(nest.index_variable)
+            t.env[nest.index_variable.name] = arith.cast(t.b, iv, index_type)
+        for block in _body_blocks(parfor):
+            for stmt in block.body:
+                if not isinstance(stmt, ir.Terminator):
+                    _translate_stmt(t, stmt)
+    signature = ", ".join(f"{ssa}: {p.mlir_type}" for ssa, p in t.args)
+    body = "\n".join(t.b.lines)
+    text = (
+        f"module {{\n  func.func @{name}({signature}) {{\n{body}\n    return\n  }}\n}}\n"
+    )
+    return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, len(lower))
+
+
+def kernel_name(function_name: str, ordinal: int) -> str:
+    """A symbol for the ordinal-th parfor of a function (never the process-wide
+    Parfor.id, which would make the same code hash differently)."""
+    base = re.sub(r"\W", "_", function_name.split(".")[-1]) or "fn"
+    return f"{base}_parfor{ordinal}"

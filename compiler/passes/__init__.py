@@ -1,0 +1,8 @@
+"""The MLIR half of xpuc: a parfor's module, from the frontend's linalg stage
+to a SPIR-V binary and the launch plan the host runs it with."""
+
+from .launch_plan import HostOp, KernelLaunch, LaunchPlan
+from .stages import STAGES, Lowered, Stage, lower
+from .target import Target
+
+__all__ = ["STAGES", "HostOp", "KernelLaunch", "LaunchPlan", "Lowered", "Stage", "Target", "lower"]

@@ -1,0 +1,49 @@
+"""What the host must do to run one lowered parfor: the host half of the gpu stage.
+
+After outlining, the parfor's ``func.func`` holds a little host code (index
+arithmetic for grid sizes, values hoisted out of the loop) and ``gpu.launch_func``
+ops. ``LaunchPlan`` is that code as plain data, so the host lowering can emit it
+with llvmlite without looking at MLIR. Values are numbered: ``0 .. num_params-1``
+are the function's arguments in order, each ``HostOp`` defines the next number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Kernel argument kinds, matching xpuc_arg_kind in runtime/xpuc_runtime.h.
+ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64 = range(6)
+
+
+@dataclass(frozen=True)
+class HostOp:
+    """``result = opcode(*operands)`` on 64-bit signed integers (index values).
+
+    Opcodes: ``const`` (value in ``attr``, no operands), ``add``, ``sub``, ``mul``,
+    ``div`` (signed, truncating), ``rem`` (signed), ``ceildiv``, ``floordiv``,
+    ``min``, ``max``, ``select`` (cond, a, b), ``cmp`` (predicate name in
+    ``attr``: eq ne slt sle sgt sge ult ule ugt uge, result 0 or 1), ``copy``
+    (an index_cast or other value-preserving op).
+    """
+
+    opcode: str
+    operands: tuple[int, ...] = ()
+    attr: int | str | None = None
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    kernel_name: str
+    grid: tuple[int, int, int]  # value numbers of the work-group counts, x y z
+    block: tuple[int, int, int]  # value numbers of the work-group sizes, x y z
+    args: tuple[tuple[int, int], ...]  # (value number, ARG_* kind) per kernel argument
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    num_params: int
+    ops: tuple[HostOp, ...]
+    launches: tuple[KernelLaunch, ...]
+
+    def value_count(self) -> int:
+        return self.num_params + len(self.ops)

@@ -1,0 +1,60 @@
+"""The MLIR pass pipelines of each stage, as data.
+
+A pipeline is a tuple of pass strings, nested under ``builtin.module``; ``{name}``
+fields are filled from the target and the module by the stage that runs it
+(``stages.py``), with ``str.format`` (hence the doubled braces of pass options).
+The Python rewrites that run between them are in ``rewrites.py``.
+"""
+
+# gpu stage, before tiling: linalg ops (if any) become scf.parallel loops, and
+# the loop nest is cleaned up so that the number of loop dimensions, which picks
+# the tile sizes, can be read off it.
+LOOPS = (
+    "convert-linalg-to-parallel-loops",
+    "func.func(fold-memref-alias-ops)",
+    "flatten-memref",
+    "canonicalize",
+    "cse",
+    "loop-invariant-code-motion",
+)
+
+# gpu stage: tile each loop by the work-group size (outer loop -> blocks, inner
+# -> threads, dimension i -> x, y, z), then turn the tiled loops into gpu.launch.
+# Without tiling, gpu-map-parallel-loops would map a 1-D loop to blocks of one
+# thread. no-min-max-bounds: the partial last tile is an scf.if on the index.
+MAP_TO_GPU = (
+    "func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={tile_sizes}"
+    + " no-min-max-bounds=1}})",
+    "func.func(gpu-map-parallel-loops)",
+    "convert-parallel-loops-to-gpu",
+    "lower-affine",
+    "canonicalize",
+    "cse",
+)
+
+# gpu stage, after the launch bodies are self-contained: one gpu.module per
+# launch; canonicalize drops the ids outlining materializes but the kernel does
+# not use, and host code that only fed the launch bodies.
+OUTLINE = (
+    "gpu-kernel-outlining",
+    "canonicalize",
+)
+
+# gpu stage, once the kernels are merged into one gpu.module.
+ATTACH_TARGET = (
+    "spirv-attach-target{{ver={version} caps={caps} client_api=OpenCL}}",
+)
+
+# spirv stage. arith-expand rewrites the arith ops with no SPIR-V lowering
+# (floordivsi, ceildivsi) into ones with; convert-math-to-spirv reads the
+# gpu.module's spirv.target_env to pick OpenCL (not GLSL) extended
+# instructions; convert-gpu-to-spirv lowers each memref argument to one bare
+# CrossWorkgroup pointer, and index to i64.
+TO_SPIRV = (
+    "gpu.module(arith-expand,convert-math-to-spirv)",
+    "convert-gpu-to-spirv{{use-64bit-index=1}}",
+    "gpu.module(spirv.module(spirv-lower-abi-attrs,spirv-update-vce))",
+)
+
+# spv stage: serialize each gpu.module's spirv.module into a gpu.binary.
+TO_BINARY = ("gpu-module-to-binary",)

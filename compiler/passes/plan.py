@@ -1,0 +1,114 @@
+"""Read the ``LaunchPlan`` off the host function of an outlined module."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ..errors import XpucError
+from .launch_plan import (
+    ARG_F32,
+    ARG_F64,
+    ARG_I8,
+    ARG_I32,
+    ARG_I64,
+    ARG_PTR,
+    HostOp,
+    KernelLaunch,
+    LaunchPlan,
+)
+
+_OPCODES = {
+    "arith.addi": "add",
+    "arith.subi": "sub",
+    "arith.muli": "mul",
+    "arith.divsi": "div",
+    "arith.remsi": "rem",
+    "arith.ceildivsi": "ceildiv",
+    "arith.floordivsi": "floordiv",
+    "arith.minsi": "min",
+    "arith.maxsi": "max",
+    "arith.select": "select",
+    "arith.cmpi": "cmp",
+    "arith.index_cast": "copy",
+    "arith.constant": "const",
+}
+
+# arith::CmpIPredicate, in enum order
+_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+
+
+def _arg_kind(value_type: ir.Type) -> int:
+    if isinstance(value_type, ir.MemRefType):
+        return ARG_PTR
+    if isinstance(value_type, ir.IndexType):
+        return ARG_I64
+    if isinstance(value_type, ir.F32Type):
+        return ARG_F32
+    if isinstance(value_type, ir.F64Type):
+        return ARG_F64
+    kinds = {1: ARG_I8, 8: ARG_I8, 32: ARG_I32, 64: ARG_I64}
+    if isinstance(value_type, ir.IntegerType) and value_type.width in kinds:
+        return kinds[value_type.width]
+    raise XpucError(f"kernel argument of type {value_type} has no launch-plan kind")
+
+
+def _computable(opcode: str, result_type: ir.Type) -> bool:
+    """Whether the plan, which computes on i64, gets the value ``opcode`` gives
+    in ``result_type``: index and i64 values, and i1 as 0 or 1; not floats nor
+    the result of a narrowing cast."""
+    if isinstance(result_type, ir.IndexType):
+        return True
+    if not isinstance(result_type, ir.IntegerType):
+        return False
+    return result_type.width == 64 or (
+        result_type.width == 1 and opcode in ("cmp", "select", "const"))
+
+
+def _host_op(op: ir.Operation, operands: tuple[int, ...]) -> HostOp:
+    """``op`` as a HostOp, or XpucError."""
+    opcode = _OPCODES.get(op.name)
+    if opcode is None or len(op.results) != 1 or not _computable(opcode, op.results[0].type):
+        raise XpucError(f"host op '{op.name}' has no launch-plan translation: {op}")
+    if opcode == "const":
+        value = ir.IntegerAttr(op.attributes["value"]).value
+        result_type = op.results[0].type
+        if isinstance(result_type, ir.IntegerType) and result_type.width == 1:
+            value = int(value != 0)  # an i1 true reads back as -1
+        return HostOp("const", attr=value)
+    if opcode == "cmp":
+        predicate = ir.IntegerAttr(op.attributes["predicate"]).value
+        return HostOp("cmp", operands, _PREDICATES[predicate])
+    return HostOp(opcode, operands)
+
+
+def read_launch_plan(module: ir.Module) -> LaunchPlan:
+    """The host function of ``module`` as a LaunchPlan (see launch_plan.py)."""
+    host_funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+    if len(host_funcs) != 1:
+        raise XpucError(f"expected one host function, found {len(host_funcs)}")
+    blocks = list(host_funcs[0].regions[0].blocks)
+    if len(blocks) != 1:
+        raise XpucError("the host function has control flow, which launch plans cannot express")
+    numbers = {value: number for number, value in enumerate(blocks[0].arguments)}
+    ops: list[HostOp] = []
+    launches: list[KernelLaunch] = []
+    for op in blocks[0].operations:
+        op = op.operation
+        if op.name == "func.return":
+            continue
+        if op.name == "gpu.launch_func":
+            launch = op.opview
+            _, kernel = ir.SymbolRefAttr(op.attributes["kernel"]).value
+            launches.append(KernelLaunch(
+                kernel_name=kernel,
+                grid=tuple(numbers[v] for v in (launch.gridSizeX, launch.gridSizeY,
+                                                 launch.gridSizeZ)),
+                block=tuple(numbers[v] for v in (launch.blockSizeX, launch.blockSizeY,
+                                                  launch.blockSizeZ)),
+                args=tuple((numbers[v], _arg_kind(v.type)) for v in launch.kernelOperands),
+            ))
+            continue
+        ops.append(_host_op(op, tuple(numbers[v] for v in op.operands)))
+        numbers[op.results[0]] = len(numbers)
+    return LaunchPlan(num_params=len(blocks[0].arguments), ops=tuple(ops),
+                      launches=tuple(launches))

@@ -1,0 +1,239 @@
+"""IR rewrites and checks in Python between the pass pipelines, where upstream
+MLIR has no pass that does what the SPIR-V kernels and the launch plan need."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+from mlir.dialects import math as mmath
+
+from ..errors import UnsupportedError, XpucError
+from .target import Target
+
+# Ops that may be cloned into a launch body: pure, region-free, and the kernel
+# can compute them from the arguments it gets.
+_SINKABLE_DIALECTS = ("arith", "math")
+
+
+def nested_ops(root: ir.Operation) -> list[ir.Operation]:
+    """``root`` and every op nested in it, in pre-order."""
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
+    """Every op called ``name`` nested in ``root``, in pre-order."""
+    return [op for op in nested_ops(root) if op.name == name]
+
+
+def symbol_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def parallel_loop_dims(module: ir.Module) -> int:
+    """The most dimensions of any scf.parallel in ``module`` (0 if it has none)."""
+    loops = ops_named(module.operation, "scf.parallel")
+    return max((len(loop.regions[0].blocks[0].arguments) for loop in loops), default=0)
+
+
+def clamp_empty_ranges(module: ir.Module) -> None:
+    """Replace each scf.parallel upper bound by ``max(upper, lower)``.
+
+    A loop whose upper bound is below its lower bound is empty, but the
+    work-group count derived from it would be negative; clamped, it is 0.
+    """
+    for loop in ops_named(module.operation, "scf.parallel"):
+        ndim = len(loop.regions[0].blocks[0].arguments)
+        with ir.InsertionPoint(loop), loop.location:
+            for axis in range(ndim):
+                lower, upper = loop.operands[axis], loop.operands[ndim + axis]
+                loop.operands[ndim + axis] = arith.maxsi(upper, lower)
+
+
+def _is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def sink_into_launches(module: ir.Module) -> None:
+    """Clone into each gpu.launch body the arith and math ops it uses from outside.
+
+    Outlining passes every outside value as a kernel argument, but the launch
+    plan can only compute index arithmetic on the host: constants (tile sizes)
+    and whatever loop-invariant code motion hoisted (``s * 2.0``) must be
+    recomputed in the kernel. Upstream's gpu-launch-sink-index-computations is
+    not used because it also sinks memref.dim, which a bare pointer cannot answer.
+    """
+    for launch in ops_named(module.operation, "gpu.launch"):
+        _LaunchSinker(launch).sink()
+
+
+class _LaunchSinker:
+    def __init__(self, launch: ir.Operation) -> None:
+        self.launch = launch
+        # clones go, operands first, before the body's first op
+        self.insertion = ir.InsertionPoint(launch.regions[0].blocks[0].operations[0])
+        self.clones: dict[ir.Value, ir.Value] = {}
+
+    def sink(self) -> None:
+        for op in nested_ops(self.launch)[1:]:
+            for index, operand in enumerate(op.operands):
+                replacement = self.sunk(operand)
+                if replacement != operand:
+                    op.operands[index] = replacement
+
+    def sunk(self, value: ir.Value) -> ir.Value:
+        """``value`` if the kernel can receive it, else its clone in the body."""
+        definer = value.owner
+        if (isinstance(definer, ir.Block)
+                or definer.operation.name.split(".")[0] not in _SINKABLE_DIALECTS
+                or _is_within(definer.operation, self.launch)):
+            return value
+        if value not in self.clones:
+            operands = [self.sunk(operand) for operand in definer.operands]
+            clone = definer.operation.clone(self.insertion)
+            for index, operand in enumerate(operands):
+                clone.operands[index] = operand
+            self.clones.update(zip(definer.results, clone.results, strict=True))
+        return self.clones[value]
+
+
+def _gpu_modules(module: ir.Module) -> list[ir.Operation]:
+    return [op.operation for op in module.body.operations if op.operation.name == "gpu.module"]
+
+
+def merge_gpu_modules(module: ir.Module) -> None:
+    """Move every kernel into the first gpu.module, so that a module gives one
+    SPIR-V binary however many launches its function has.
+
+    Outlining makes one gpu.module per launch, each with one kernel named after
+    the host function; a moved kernel takes its (unique) module's name instead.
+    """
+    gpu_modules = _gpu_modules(module)
+    if len(gpu_modules) < 2:
+        return
+    first, *others = gpu_modules
+    first_name = symbol_name(first)
+    last_kernel = first.regions[0].blocks[0].operations[-1].operation
+    new_refs = {}
+    for gpu_module in others:
+        name = symbol_name(gpu_module)
+        for kernel in list(gpu_module.regions[0].blocks[0].operations):
+            new_refs[(name, symbol_name(kernel.operation))] = ir.SymbolRefAttr.get(
+                [first_name, name])
+            kernel.attributes["sym_name"] = ir.StringAttr.get(name)
+            kernel.operation.move_after(last_kernel)
+            last_kernel = kernel.operation
+        gpu_module.erase()
+    for launch in ops_named(module.operation, "gpu.launch_func"):
+        root, leaf = ir.SymbolRefAttr(launch.attributes["kernel"]).value
+        if (root, leaf) in new_refs:
+            launch.attributes["kernel"] = new_refs[(root, leaf)]
+
+
+def attach_spirv_abi(module: ir.Module) -> None:
+    """Give the kernels what convert-gpu-to-spirv and convert-math-to-spirv need.
+
+    Each kernel's ``spirv.entry_point_abi`` fixes its LocalSize to the block
+    size its launch uses (recorded by outlining as ``known_block_size``); the
+    gpu.module's ``spirv.target_env`` is the target spirv-attach-target set,
+    without which math ops become GLSL instructions, invalid in OpenCL.
+    """
+    for gpu_module in _gpu_modules(module):
+        gpu_module.attributes["spirv.target_env"] = ir.ArrayAttr(
+            gpu_module.attributes["targets"])[0]
+        for kernel in ops_named(gpu_module, "gpu.func"):
+            if "known_block_size" not in kernel.attributes:
+                raise XpucError(f"kernel '{symbol_name(kernel)}' has no constant block size")
+            x, y, z = ir.DenseI32ArrayAttr(kernel.attributes["known_block_size"])
+            kernel.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
+                f"#spirv.entry_point_abi<workgroup_size = [{x}, {y}, {z}]>")
+
+
+def _exp2(x: ir.Value) -> ir.Value:
+    return mmath.powf(arith.constant(x.type, 2.0), x)
+
+
+def _trunc(x: ir.Value) -> ir.Value:
+    return mmath.copysign(mmath.floor(mmath.absf(x)), x)
+
+
+def _cbrt(x: ir.Value) -> ir.Value:
+    magnitude = mmath.absf(x)
+    root = mmath.powf(magnitude, arith.constant(x.type, 1 / 3))
+    # 1/3 is rounded, so pow is off by up to tens of ulps for large x: one
+    # Newton step on root**3 = magnitude, root -= (root - magnitude / root**2) / 3
+    # (not cubing root, which would underflow for subnormal x), brings it to
+    # about one ulp
+    quotient = arith.divf(magnitude, arith.mulf(root, root))
+    step = arith.divf(arith.subf(root, quotient), arith.constant(x.type, 3.0))
+    refined = arith.subf(root, step)
+    # at 0 and inf pow is exact, and the step would be 0/0 or inf/inf
+    ordinary = arith.andi(
+        arith.cmpf(arith.CmpFPredicate.ONE, root, arith.constant(x.type, 0.0)),
+        arith.cmpf(arith.CmpFPredicate.ONE, root, arith.constant(x.type, float("inf"))))
+    return mmath.copysign(arith.select(ordinary, refined, root), x)
+
+
+# math ops that OpenCL has (exp2, trunc, cbrt) but convert-math-to-spirv does not
+# lower, and their expansion into ops it does
+_MATH_EXPANSIONS = {"math.exp2": _exp2, "math.trunc": _trunc, "math.cbrt": _cbrt}
+
+
+def expand_math(module: ir.Module) -> None:
+    """Expand the kernels' math ops that have no SPIR-V lowering (see above)."""
+    for gpu_module in _gpu_modules(module):
+        for op in nested_ops(gpu_module):
+            expand = _MATH_EXPANSIONS.get(op.name)
+            if expand is not None:
+                with ir.InsertionPoint(op), op.location:
+                    op.results[0].replace_all_uses_with(expand(op.operands[0]))
+                op.erase()
+
+
+def check_kernel_abi(module: ir.Module) -> None:
+    """Check that each SPIR-V kernel takes exactly its launch's operands.
+
+    The launch plan passes one argument per gpu.launch_func operand: that holds
+    only while every memref lowers to one bare pointer (no size arguments).
+    """
+    param_counts = {
+        symbol_name(fn): len(fn.regions[0].blocks[0].arguments)
+        for fn in ops_named(module.operation, "spirv.func")
+    }
+    for launch in ops_named(module.operation, "gpu.launch_func"):
+        _, kernel = ir.SymbolRefAttr(launch.attributes["kernel"]).value
+        operands = len(launch.opview.kernelOperands)
+        if param_counts.get(kernel) != operands:
+            raise XpucError(f"SPIR-V kernel '{kernel}' takes {param_counts.get(kernel)} "
+                            f"arguments but its launch passes {operands}")
+
+
+def check_float_support(module: ir.Module, target: Target) -> None:
+    """Refuse a kernel that uses a float type the device lacks, naming both,
+    rather than let the SPIR-V conversion fail on the whole kernel."""
+    missing = {ir.F64Type: "fp64"} if not target.fp64 else {}
+    missing.update({ir.F16Type: "fp16"} if not target.fp16 else {})
+    for kernel in ops_named(module.operation, "gpu.func"):
+        for op in nested_ops(kernel):
+            values = [*op.results, *(arg for region in op.regions
+                                     for block in region.blocks for arg in block.arguments)]
+            for value in values:
+                value_type = value.type
+                if isinstance(value_type, ir.ShapedType):
+                    value_type = value_type.element_type
+                for float_type, aspect in missing.items():
+                    if isinstance(value_type, float_type):
+                        raise UnsupportedError(
+                            f"kernel '{symbol_name(kernel)}' uses {value_type} ({op.name}), "
+                            f"but the device has no {aspect}")

@@ -1,0 +1,171 @@
+"""The lowering of one parfor module, as an ordered table of named stages.
+
+Each stage is a function from module to module (in place, as MLIR passes are),
+run in ``STAGES`` order by ``lower``, which keeps the MLIR text after each one:
+
+- ``linalg``: the frontend's module, one func.func holding an scf.parallel on
+  1-D memrefs (or linalg ops, made into one; but their bounds are memref.dim,
+  which the launch plan cannot compute from a bare pointer), parsed, verified;
+- ``gpu``: loops tiled and mapped to work-groups, kernels outlined into one
+  gpu.module, the host function reduced to index arithmetic and
+  gpu.launch_func ops, from which the ``LaunchPlan`` is read;
+- ``spirv``: the kernels in the spirv dialect;
+- ``spv``: the gpu.module serialized to a SPIR-V binary.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from mlir import ir, passmanager
+from mlir.dialects import gpu
+
+from ..errors import XpucError
+from . import pipelines, rewrites
+from .launch_plan import LaunchPlan
+from .plan import read_launch_plan
+from .target import Target
+
+
+@dataclass
+class Lowered:
+    """What lowering produced: the MLIR text after each stage that ran, the
+    launch plan once ``gpu`` ran, the SPIR-V binary once ``spv`` ran."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    plan: LaunchPlan | None = None
+    spirv: bytes | None = None
+
+    def text(self, stage: str) -> str:
+        if stage not in self.texts:
+            raise XpucError(f"no MLIR kept for stage '{stage}' (have: {', '.join(self.texts)})")
+        return self.texts[stage]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of ``lower``: ``name`` is what ``Lowered.text`` and
+    ``xpuc compile --emit`` call its output."""
+
+    name: str
+    # (module, target, lowered) -> module; may record products on ``lowered``
+    run: Callable[[ir.Module, Target, Lowered], ir.Module]
+
+
+class _ThreadCompiler:
+    """One MLIR context per thread, reused: creating one costs more than
+    lowering a kernel. Pass managers are cached per pipeline text."""
+
+    def __init__(self) -> None:
+        self.context = ir.Context()
+        # the modules are tiny: worker threads cost more than they save
+        self.context.enable_multithreading(False)
+        self._pass_managers: dict[str, passmanager.PassManager] = {}
+
+    def run(self, module: ir.Module, passes: tuple[str, ...], **fields: object) -> None:
+        """Run a pipeline of ``pipelines.py`` on ``module``, its fields filled in."""
+        pipeline = "builtin.module({})".format(",".join(passes).format(**fields))
+        if pipeline not in self._pass_managers:
+            self._pass_managers[pipeline] = passmanager.PassManager.parse(
+                pipeline, self.context)
+        self._pass_managers[pipeline].run(module.operation)
+
+
+_threads = threading.local()
+
+
+def _compiler() -> _ThreadCompiler:
+    if not hasattr(_threads, "compiler"):
+        _threads.compiler = _ThreadCompiler()
+    return _threads.compiler
+
+
+def _one_function(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    functions = [op for op in module.body.operations if op.operation.name == "func.func"]
+    if len(functions) != 1:
+        # the launch plan describes one host function
+        raise XpucError(f"expected one func.func per module, found {len(functions)}")
+    return module
+
+
+def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    compiler = _compiler()
+    compiler.run(module, pipelines.LOOPS)
+    ndim = rewrites.parallel_loop_dims(module)
+    if not 1 <= ndim <= 3:
+        raise XpucError(f"expected a parallel loop of 1 to 3 dimensions, the deepest has {ndim}")
+    rewrites.clamp_empty_ranges(module)
+    # the tiling pass takes one list of sizes for all loops: a loop with fewer
+    # dimensions than the deepest one uses its leading sizes (correct, if less
+    # well tuned). The frontend makes one loop per module.
+    compiler.run(module, pipelines.MAP_TO_GPU,
+                 tile_sizes=",".join(map(str, target.work_group_size(ndim))))
+    rewrites.sink_into_launches(module)
+    compiler.run(module, pipelines.OUTLINE)
+    rewrites.merge_gpu_modules(module)
+    compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
+                 caps=",".join(target.spirv_caps))
+    lowered.plan = read_launch_plan(module)
+    return module
+
+
+def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    rewrites.check_float_support(module, target)
+    rewrites.expand_math(module)
+    rewrites.attach_spirv_abi(module)
+    _compiler().run(module, pipelines.TO_SPIRV)
+    rewrites.check_kernel_abi(module)
+    return module
+
+
+def _serialize(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    _compiler().run(module, pipelines.TO_BINARY)
+    (binary,) = rewrites.ops_named(module.operation, "gpu.binary")
+    lowered.spirv = gpu.ObjectAttr(binary.attributes["objects"][0]).object
+    return module
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("linalg", _one_function),
+    Stage("gpu", _map_to_gpu),
+    Stage("spirv", _to_spirv),
+    Stage("spv", _serialize),
+)
+
+
+@contextmanager
+def _named_errors(stage: str) -> Iterator[None]:
+    """Turn a failure inside ``stage`` into an XpucError that names it.
+
+    Parsing, verifying and running passes raise ir.MLIRError, which carries
+    the diagnostics MLIR emitted (nothing goes to stderr).
+    """
+    try:
+        yield
+    except ir.MLIRError as error:
+        raise XpucError(f"{stage} stage: {error}") from None
+    except XpucError as error:
+        raise type(error)(f"{stage} stage: {error}") from error
+
+
+def lower(module_text: str, target: Target, until: str = "spv") -> Lowered:
+    """Run ``module_text`` (the linalg stage) through ``STAGES`` up to ``until``."""
+    names = [stage.name for stage in STAGES]
+    if until not in names:
+        raise XpucError(f"unknown stage '{until}' (stages: {', '.join(names)})")
+    compiler = _compiler()
+    lowered = Lowered()
+    with compiler.context:
+        with _named_errors(names[0]):
+            module = ir.Module.parse(module_text)
+        for stage in STAGES[: names.index(until) + 1]:
+            with _named_errors(stage.name):
+                module = stage.run(module, target, lowered)
+                # Python rewrites can leave invalid IR, on which the next
+                # passes could hit an LLVM fatal error and end the process
+                module.operation.verify()
+            lowered.texts[stage.name] = str(module)
+    return lowered

@@ -1,0 +1,305 @@
+"""ctypes binding of libxpuc_runtime.so, xpuc's C runtime on dpctl's C API.
+
+Compiled host code calls the runtime directly (see ``symbol_addresses``); this
+module wraps queues for it and gives Python access for tests and diagnostics.
+It imports only ctypes, dpctl and ``.errors``: no compiler pieces.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.resources
+import threading
+from collections.abc import Sequence
+from ctypes import POINTER, c_char_p, c_int, c_int32, c_int64, c_uint64, c_void_p
+
+import dpctl
+
+from .errors import DeviceError
+
+__all__ = [
+    "ARG_F32",
+    "ARG_F64",
+    "ARG_I8",
+    "ARG_I32",
+    "ARG_I64",
+    "ARG_PTR",
+    "LIBRARY_PATH",
+    "MAX_KERNEL_ARGS",
+    "USM_DEVICE",
+    "USM_HOST",
+    "USM_SHARED",
+    "Queue",
+    "buffer_acquire",
+    "buffer_release",
+    "call_begin",
+    "call_end",
+    "check",
+    "copy_to_device",
+    "copy_to_host",
+    "launch",
+    "queue_handle",
+    "reset_stats",
+    "spirv_hash",
+    "stats",
+    "symbol_addresses",
+    "usm_alloc",
+    "usm_free",
+]
+
+# Mirrors of the enums in runtime/xpuc_runtime.h.
+USM_DEVICE, USM_SHARED, USM_HOST = range(3)
+ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64 = range(6)
+MAX_KERNEL_ARGS = 256
+
+_LIBRARY_NAME = "libxpuc_runtime.so"
+
+
+def _find_library() -> str:
+    # A wheel install puts the library next to this file. An editable install
+    # (scikit-build-core's redirect mode) leaves this file in compiler/ and
+    # installs the library in site-packages/xpuc; the package's resources span
+    # both folders, so importlib.resources finds it in either case.
+    path = importlib.resources.files(__package__) / _LIBRARY_NAME
+    if not path.is_file():
+        raise ImportError(
+            f"xpuc: {_LIBRARY_NAME} is missing from {__package__}; is xpuc installed?"
+        )
+    return str(path)
+
+
+LIBRARY_PATH: str = _find_library()
+# dpctl (imported above) has loaded libDPCTLSyclInterface.so, which the runtime
+# links against; RTLD_GLOBAL makes the runtime's symbols visible to code that
+# is linked later in this process.
+_lib = ctypes.CDLL(LIBRARY_PATH, mode=ctypes.RTLD_GLOBAL)
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [
+        ("kernel_launches", c_int64),
+        ("kernel_builds", c_int64),
+        ("kernel_cache_hits", c_int64),
+        ("h2d_bytes", c_int64),
+        ("d2h_bytes", c_int64),
+        ("usm_allocs", c_int64),
+        ("usm_frees", c_int64),
+    ]
+
+
+# Every entry of xpuc_runtime.h: name -> (restype, argtypes).
+_ENTRIES: dict[str, tuple[type | None, list[type]]] = {
+    "xpuc_queue_wrap": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "xpuc_queue_release": (c_int, [c_void_p]),
+    "xpuc_usm_alloc": (c_int, [c_void_p, c_int64, c_int32, POINTER(c_void_p)]),
+    "xpuc_usm_free": (c_int, [c_void_p, c_void_p]),
+    "xpuc_copy_to_device": (c_int, [c_void_p, c_void_p, c_void_p, c_int64]),
+    "xpuc_copy_to_host": (c_int, [c_void_p, c_void_p, c_void_p, c_int64]),
+    "xpuc_call_begin": (c_int, [c_void_p]),
+    "xpuc_call_end": (c_int, []),
+    "xpuc_buffer_acquire": (c_int, [c_void_p, c_int64, c_int32, POINTER(c_void_p)]),
+    "xpuc_buffer_release": (c_int, [c_void_p, c_int64, c_int32]),
+    "xpuc_launch": (
+        c_int,
+        [
+            c_void_p,  # spirv
+            c_int64,  # spirv_len
+            c_uint64,  # spirv_hash
+            c_char_p,  # kernel_name
+            POINTER(c_uint64),  # arg_slots
+            POINTER(c_int32),  # arg_kinds
+            c_int32,  # nargs
+            POINTER(c_int64),  # global (x, y, z)
+            POINTER(c_int64),  # local (x, y, z)
+            c_int32,  # ndim
+        ],
+    ),
+    "xpuc_last_error": (c_char_p, []),
+    "xpuc_get_stats": (None, [POINTER(_Stats)]),
+    "xpuc_reset_stats": (None, []),
+}
+
+for _name, (_restype, _argtypes) in _ENTRIES.items():
+    _function = getattr(_lib, _name)
+    _function.restype = _restype
+    _function.argtypes = _argtypes
+
+
+def symbol_addresses() -> dict[str, int]:
+    """Address of every runtime entry, for ``llvmlite.binding.add_symbol``."""
+    return {name: ctypes.cast(getattr(_lib, name), c_void_p).value for name in _ENTRIES}
+
+
+def check(status: int) -> None:
+    """Raise ``DeviceError`` with the runtime's message if ``status`` is an error."""
+    if status != 0:
+        raise DeviceError(_lib.xpuc_last_error().decode(errors="replace"))
+
+
+class Queue:
+    """An ``xpuc_queue*`` made from a ``dpctl.SyclQueue``.
+
+    The runtime keeps its own copy of the SYCL queue; ``sycl_queue`` is kept so
+    the Python object (and what it was made from) lives as long as this one.
+    """
+
+    # Bound here so __del__ still works while the interpreter shuts down.
+    _release = _lib.xpuc_queue_release
+
+    def __init__(self, sycl_queue: dpctl.SyclQueue) -> None:
+        self.sycl_queue = sycl_queue
+        self._handle: int | None = None
+        handle = c_void_p()
+        check(_lib.xpuc_queue_wrap(sycl_queue.addressof_ref(), ctypes.byref(handle)))
+        self._handle = handle.value
+
+    @property
+    def handle(self) -> int:
+        """The ``xpuc_queue*`` as an integer."""
+        if self._handle is None:
+            raise DeviceError("xpuc: the queue was closed")
+        return self._handle
+
+    def close(self) -> None:
+        if self._handle is not None:
+            check(self._release(self._handle))
+            self._handle = None
+
+    def __del__(self) -> None:
+        if getattr(self, "_handle", None) is not None:
+            self._release(self._handle)
+
+    def __repr__(self) -> str:
+        return f"<xpuc.runtime.Queue on {self.sycl_queue.sycl_device.name!r}>"
+
+
+# dpctl.SyclQueue objects cannot be weakly referenced, so the cache holds them
+# strongly: each entry keeps its queue alive, which also keeps id() unique while
+# the entry exists. Keyed by id() rather than by the queue (whose hash and ==
+# call into SYCL) so a hit costs one dict lookup. A program that makes many
+# queues would grow the cache without bound, so the oldest entries are dropped
+# past _QUEUE_CACHE_SIZE; a dropped Queue lives on while a caller holds it.
+_QUEUE_CACHE_SIZE = 64
+_queues: dict[int, Queue] = {}
+_queues_lock = threading.Lock()
+
+
+def queue_handle(sycl_queue: dpctl.SyclQueue) -> Queue:
+    """The (cached) ``Queue`` of a ``dpctl.SyclQueue``; hold it during a call."""
+    queue = _queues.get(id(sycl_queue))
+    if queue is not None:
+        return queue
+    with _queues_lock:
+        queue = _queues.get(id(sycl_queue))
+        if queue is None:
+            queue = Queue(sycl_queue)
+            if len(_queues) >= _QUEUE_CACHE_SIZE:
+                del _queues[next(iter(_queues))]
+            _queues[id(sycl_queue)] = queue
+        return queue
+
+
+def call_begin(queue: Queue) -> None:
+    check(_lib.xpuc_call_begin(queue.handle))
+
+
+def call_end() -> None:
+    check(_lib.xpuc_call_end())
+
+
+def usm_alloc(queue: Queue, nbytes: int, kind: int = USM_DEVICE) -> int:
+    """Allocate USM memory (``USM_DEVICE``, ``USM_SHARED`` or ``USM_HOST``)."""
+    pointer = c_void_p()
+    check(_lib.xpuc_usm_alloc(queue.handle, nbytes, kind, ctypes.byref(pointer)))
+    return pointer.value
+
+
+def usm_free(queue: Queue, pointer: int) -> None:
+    check(_lib.xpuc_usm_free(queue.handle, pointer))
+
+
+def copy_to_device(queue: Queue, device: int, host: int, nbytes: int) -> None:
+    """Copy ``nbytes`` from host address ``host`` to USM address ``device``."""
+    check(_lib.xpuc_copy_to_device(queue.handle, device, host, nbytes))
+
+
+def copy_to_host(queue: Queue, host: int, device: int, nbytes: int) -> None:
+    """Copy ``nbytes`` from USM address ``device`` to host address ``host``."""
+    check(_lib.xpuc_copy_to_host(queue.handle, host, device, nbytes))
+
+
+def buffer_acquire(host: int, nbytes: int, copy_in: bool) -> int:
+    """The current call's device copy of the host array at ``host``."""
+    device = c_void_p()
+    check(_lib.xpuc_buffer_acquire(host, nbytes, int(copy_in), ctypes.byref(device)))
+    return device.value
+
+
+def buffer_release(host: int, nbytes: int, copy_out: bool) -> None:
+    check(_lib.xpuc_buffer_release(host, nbytes, int(copy_out)))
+
+
+def spirv_hash(spirv: bytes) -> int:
+    """A 64-bit hash of a SPIR-V module, the kernel cache's key."""
+    return int.from_bytes(hashlib.blake2b(spirv, digest_size=8).digest(), "little")
+
+
+def launch(
+    spirv: bytes,
+    kernel_name: str,
+    args: Sequence[tuple[int, int | float]],
+    global_size: Sequence[int],
+    local_size: Sequence[int] | None = None,
+    spirv_hash_value: int | None = None,
+) -> None:
+    """Launch ``kernel_name`` on the current call's queue and wait.
+
+    ``args`` are ``(ARG_* kind, value)`` pairs (pointers as integers); sizes are
+    in SPIR-V order (x, y, z). This is how compiled host code calls
+    ``xpuc_launch``, spelled in Python.
+    """
+    ndim = len(global_size)
+    slots = (c_uint64 * max(len(args), 1))()
+    kinds = (c_int32 * max(len(args), 1))()
+    for i, (kind, value) in enumerate(args):
+        kinds[i] = kind
+        slots[i] = _slot(kind, value)
+    global_array = (c_int64 * max(ndim, 1))(*global_size)
+    local_array = (c_int64 * max(ndim, 1))(*(local_size or ()))
+    if spirv_hash_value is None:
+        spirv_hash_value = spirv_hash(spirv)
+    check(
+        _lib.xpuc_launch(
+            spirv,
+            len(spirv),
+            spirv_hash_value,
+            kernel_name.encode(),
+            slots,
+            kinds,
+            len(args),
+            global_array,
+            local_array,
+            ndim,
+        )
+    )
+
+
+def _slot(kind: int, value: float) -> int:
+    """The 64-bit slot holding ``value``'s bits (f32 in the low four bytes)."""
+    if kind == ARG_F32:
+        return int.from_bytes(ctypes.c_float(value), "little")
+    if kind == ARG_F64:
+        return int.from_bytes(ctypes.c_double(value), "little")
+    return int(value) & 0xFFFF_FFFF_FFFF_FFFF
+
+
+def stats() -> dict[str, int]:
+    """The runtime's process-wide counters."""
+    counters = _Stats()
+    _lib.xpuc_get_stats(ctypes.byref(counters))
+    return {name: getattr(counters, name) for name, _ in _Stats._fields_}
+
+
+def reset_stats() -> None:
+    _lib.xpuc_reset_stats()

@@ -1,0 +1,93 @@
+/* xpuc's C runtime: a thin layer on dpctl's C API that the host code Numba
+ * compiles calls directly. Every entry returns XPUC_OK or an error status; the
+ * message (device, kernel, reason) is in xpuc_last_error(), per thread. */
+#ifndef XPUC_RUNTIME_H
+#define XPUC_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    XPUC_OK = 0,
+    XPUC_ERR_INVALID = 1, /* bad argument, or no queue bound to this thread */
+    XPUC_ERR_ALLOC = 2,   /* USM allocation failed */
+    XPUC_ERR_COPY = 3,    /* host<->device copy failed */
+    XPUC_ERR_BUILD = 4,   /* SPIR-V module did not build for the device */
+    XPUC_ERR_LAUNCH = 5,  /* kernel submission or execution failed */
+} xpuc_status;
+
+typedef enum { XPUC_USM_DEVICE = 0, XPUC_USM_SHARED = 1, XPUC_USM_HOST = 2 } xpuc_usm_kind;
+
+/* Kinds of kernel arguments. Each argument travels as one 64-bit slot holding
+ * the value's bits: a pointer, an integer, or a float (f32 in the low bytes). */
+typedef enum {
+    XPUC_ARG_PTR = 0,
+    XPUC_ARG_I8 = 1,
+    XPUC_ARG_I32 = 2,
+    XPUC_ARG_I64 = 3,
+    XPUC_ARG_F32 = 4,
+    XPUC_ARG_F64 = 5,
+} xpuc_arg_kind;
+
+/* Most kernel arguments one launch takes (the runtime marshals them on the
+ * stack). */
+#define XPUC_MAX_KERNEL_ARGS 256
+
+typedef struct xpuc_queue xpuc_queue;
+
+typedef struct {
+    int64_t kernel_launches;
+    int64_t kernel_builds;     /* program builds from SPIR-V (cache misses) */
+    int64_t kernel_cache_hits; /* launches that found their kernel built */
+    int64_t h2d_bytes;
+    int64_t d2h_bytes;
+    int64_t usm_allocs;
+    int64_t usm_frees;
+} xpuc_stats;
+
+/* Queues: wrap a DPCTLSyclQueueRef (the wrapper keeps its own copy, so the
+ * caller's ref may go away) and cache its context, device and device name. */
+int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out);
+int xpuc_queue_release(xpuc_queue *queue);
+
+/* USM memory on a queue. */
+int xpuc_usm_alloc(xpuc_queue *queue, int64_t nbytes, int32_t usm_kind, void **out);
+int xpuc_usm_free(xpuc_queue *queue, void *ptr);
+int xpuc_copy_to_device(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes);
+int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes);
+
+/* One offloaded call of a jitted function, on the calling thread. The host
+ * code between call_begin and call_end launches on `queue` and keeps device
+ * copies of host arrays in a per-call table keyed by host address. Calls nest
+ * (a depth count); buffers are freed when the outermost call ends, also after
+ * an error. A nested call must use the outer call's context and device. A
+ * call_begin that fails opens no call: do not pair it with call_end. */
+int xpuc_call_begin(xpuc_queue *queue);
+int xpuc_call_end(void);
+
+/* Device copy of a host array for the current call: allocates it once per
+ * call (reallocating if nbytes grew), copies host->device if copy_in. */
+int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **device);
+/* Copies device->host if copy_out; the buffer stays allocated until call_end. */
+int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out);
+
+/* Builds (once per process per context, device and SPIR-V hash) and launches
+ * `kernel_name` from the SPIR-V module on the current call's queue, and waits.
+ * global/local are in SPIR-V order (x, y, z): the runtime reverses them for
+ * SYCL. local all zero means no work-group size is imposed. */
+int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
+                const char *kernel_name, const uint64_t *arg_slots,
+                const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
+                const int64_t *local, int32_t ndim);
+
+const char *xpuc_last_error(void);
+void xpuc_get_stats(xpuc_stats *out);
+void xpuc_reset_stats(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

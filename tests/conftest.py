@@ -1,0 +1,33 @@
+"""Shared test setup: every SPIR-V module the tests compile is validated with
+``spirv-val --target-env opencl2.1`` after the test that produced it."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+_dump_dir = tempfile.mkdtemp(prefix="xpuc-kernels-")
+os.environ["XPUC_DUMP_DIR"] = _dump_dir  # read by xpuc at each kernel compile
+
+_validated: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def spirv_is_valid():
+    """Fail a test whose kernels are not valid OpenCL SPIR-V."""
+    yield
+    spirv_val = shutil.which("spirv-val")
+    if spirv_val is None:
+        if os.environ.get("XPUC_REQUIRE_SPIRV_VAL"):
+            pytest.fail("spirv-val is required (Debian package spirv-tools) but not found")
+        return
+    for name in sorted(set(os.listdir(_dump_dir)) - _validated):
+        _validated.add(name)
+        if not name.endswith(".spv"):
+            continue
+        check = subprocess.run([spirv_val, "--target-env", "opencl2.1",
+                                os.path.join(_dump_dir, name)], capture_output=True, text=True)
+        if check.returncode != 0:
+            pytest.fail(f"invalid SPIR-V {name}: {check.stdout}{check.stderr}")

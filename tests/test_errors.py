@@ -1,0 +1,100 @@
+"""Error paths: what cannot be offloaded is refused by name and line (SPEC rule
+9), conflicting options are refused (rule 7), device names are checked."""
+
+import numba
+import numpy as np
+import pytest
+
+import xpuc
+
+DEVICE = "opencl:cpu"
+
+
+def _line_of(fn, text):
+    import inspect
+
+    lines, first = inspect.getsourcelines(fn.py_func)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_reduction_is_refused_with_its_line():
+    @xpuc.jit
+    def total(a):
+        s = 0.0
+        for i in numba.prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        total(np.ones(10))
+    assert "reduction" in str(info.value)
+    assert f"{__file__}:" in str(info.value)
+
+
+def test_control_flow_is_refused_with_its_line():
+    @xpuc.jit
+    def relu(a, out):
+        for i in numba.prange(a.shape[0]):
+            if a[i] > 0:
+                out[i] = a[i]
+            else:
+                out[i] = 0.0
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        relu(np.ones(10), np.ones(10))
+    message = str(info.value)
+    assert "control flow" in message
+    assert f"{__file__}:{_line_of(relu, 'if a[i] > 0')}" in message
+
+
+def test_unsupported_callee_is_named():
+    @xpuc.jit
+    def gamma(a, out):
+        for i in numba.prange(a.shape[0]):
+            out[i] = np.arccosh(a[i])
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        gamma(np.ones(10) * 2, np.ones(10))
+    assert "arccosh" in str(info.value)
+    assert f"{__file__}:{_line_of(gamma, 'np.arccosh')}" in str(info.value)
+
+
+def test_integer_power_is_refused():
+    @xpuc.jit
+    def ipow(a, b):
+        return a ** b
+
+    ints = np.arange(5)
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        ipow(ints, ints)
+    assert "integer ** integer" in str(info.value)
+
+
+def test_explicit_parallel_false_conflicts_with_offload():
+    @xpuc.jit(parallel=False)
+    def add(a):
+        return a + 1
+
+    np.testing.assert_array_equal(add(np.zeros(3)), np.ones(3))  # fine on the CPU
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.ConflictingOptionsError):
+        add(np.zeros(3))
+
+
+def test_unknown_device_is_a_device_error():
+    with pytest.raises(xpuc.DeviceError) as info:
+        with xpuc.device_context("level_zero:gpu:7"):
+            pass
+    assert "level_zero:gpu:7" in str(info.value)
+
+
+def test_errors_share_a_base_and_placement_error_is_dpctls():
+    import dpctl.utils
+
+    for cls in (xpuc.UnsupportedError, xpuc.ConflictingOptionsError, xpuc.DeviceError):
+        assert issubclass(cls, xpuc.XpucError)
+    assert xpuc.ExecutionPlacementError is dpctl.utils.ExecutionPlacementError
+
+
+def test_object_mode_is_refused():
+    with pytest.raises(xpuc.ConflictingOptionsError):
+        xpuc.jit(forceobj=True)(lambda a: a)

@@ -1,0 +1,338 @@
+"""End to end: parfors of @xpuc.jit functions run as SPIR-V kernels on the
+default device, with results equal to NumPy's. Each test also checks that
+kernels were launched, so that a CPU path cannot pass it."""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import xpuc
+
+DEVICE = "opencl:cpu"
+rng = np.random.default_rng(0)
+
+
+def offload(fn, *args):
+    """Run ``fn`` under the device context; return its result and the launches."""
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        result = fn(*args)
+    launches = xpuc.stats()["kernel_launches"]
+    assert launches > 0, "nothing ran on the device"
+    return result, launches
+
+
+def data(shape, dtype, low=-3, high=3):
+    if np.dtype(dtype) == np.bool_:
+        return rng.random(shape) > 0.5
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(low, high, shape).astype(dtype)
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+@xpuc.jit
+def fma(a, b, c):
+    return a * b + c
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("shape", [(1000,), (37, 53), (5, 7, 11), (1,), (0,)])
+def test_array_expression_dtypes_and_ranks(dtype, shape):
+    a, b, c = (data(shape, dtype) for _ in range(3))
+    result, _ = offload(fma, a, b, c)
+    assert result.dtype == (a * b + c).dtype
+    np.testing.assert_allclose(result, a * b + c, rtol=1e-6)
+
+
+def test_bool_arrays():
+    @xpuc.jit
+    def logic(p, q):
+        return (p & ~q) | (p ^ q)
+
+    p, q = data(100, np.bool_), data(100, np.bool_)
+    result, _ = offload(logic, p, q)
+    np.testing.assert_array_equal(result, (p & ~q) | (p ^ q))
+
+
+def test_scalars_mixed_in():
+    @xpuc.jit
+    def scaled(a, s, k):
+        return s * a + k - 0.5
+
+    a = data(1000, np.float64)
+    result, _ = offload(scaled, a, 2.5, 3)
+    np.testing.assert_allclose(result, 2.5 * a + 3 - 0.5)
+
+
+def test_float32_stays_float32_with_python_scalar():
+    @xpuc.jit
+    def scaled(a):
+        return a * np.float32(2.0) + np.float32(1.0)
+
+    a = data(100, np.float32)
+    result, _ = offload(scaled, a)
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, a * 2 + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
+def test_comparisons(op):
+    fn = xpuc.jit(eval(f"lambda a, b: a {op} b"))
+    a = data(500, np.float64).round()
+    b = data(500, np.float64).round()
+    result, _ = offload(fn, a, b)
+    assert result.dtype == np.bool_
+    np.testing.assert_array_equal(result, eval(f"a {op} b"))
+
+
+def test_where():
+    @xpuc.jit
+    def clip_low(a, b):
+        return np.where(a > b, a, b)
+
+    a, b = data(300, np.float64), data(300, np.float64)
+    result, _ = offload(clip_low, a, b)
+    np.testing.assert_array_equal(result, np.where(a > b, a, b))
+
+
+UFUNCS = {
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "sqrt": np.sqrt,
+    "log": np.log, "abs": np.abs, "fabs": np.fabs, "floor": np.floor, "ceil": np.ceil,
+    "tanh": np.tanh, "arctan": np.arctan, "negative": np.negative,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UFUNCS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numpy_ufuncs(name, dtype):
+    ufunc = UFUNCS[name]
+    fn = xpuc.jit(lambda a: ufunc(a))
+    a = data(1000, dtype, 0.1, 3) if name in ("sqrt", "log") else data(1000, dtype)
+    result, _ = offload(fn, a)
+    assert result.dtype == ufunc(a).dtype
+    np.testing.assert_allclose(result, ufunc(a), rtol=2e-6 if dtype == np.float32 else 1e-12,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["minimum", "maximum", "power", "arctan2", "hypot",
+                                  "copysign", "fmod"])
+def test_binary_ufuncs(name):
+    ufunc = getattr(np, name)
+    fn = xpuc.jit(lambda a, b: ufunc(a, b))
+    a, b = data(1000, np.float64, 0.5, 3), data(1000, np.float64, 0.5, 3)
+    result, _ = offload(fn, a, b)
+    np.testing.assert_allclose(result, ufunc(a, b), rtol=1e-12)
+
+
+MATH = {
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "exp": math.exp, "log": math.log,
+    "sqrt": math.sqrt, "fabs": math.fabs, "floor": math.floor, "ceil": math.ceil,
+    "atan": math.atan, "tanh": math.tanh, "erf": math.erf, "log1p": math.log1p,
+    "expm1": math.expm1,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATH))
+def test_math_functions_in_prange(name):
+    fn_math = MATH[name]
+
+    @xpuc.jit
+    def apply(a, out):
+        for i in numba.prange(a.shape[0]):
+            out[i] = fn_math(a[i])
+
+    a = data(1000, np.float64, 0.1, 2)
+    out = np.zeros_like(a)
+    offload(apply, a, out)
+    np.testing.assert_allclose(out, [fn_math(x) for x in a], rtol=1e-12, atol=1e-15)
+
+
+def test_python_builtins_in_prange():
+    @xpuc.jit
+    def mixed(a, b, out):
+        for i in numba.prange(a.shape[0]):
+            out[i] = min(a[i], b[i]) + max(a[i], 0.5) + abs(b[i]) + a[i] ** 2 + b[i] ** 0.5
+
+    a, b = data(1000, np.float64), data(1000, np.float64, 0.1, 3)
+    out = np.empty_like(a)
+    offload(mixed, a, b, out)
+    expected = np.minimum(a, b) + np.maximum(a, 0.5) + np.abs(b) + a**2 + b**0.5
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+def test_integer_python_semantics():
+    @xpuc.jit
+    def arith(a, b, out_div, out_mod, out_true):
+        for i in numba.prange(a.shape[0]):
+            out_div[i] = a[i] // b[i]
+            out_mod[i] = a[i] % b[i]
+            out_true[i] = a[i] / b[i]
+
+    a = data(1000, np.int64, -50, 50)
+    b = data(1000, np.int64, 1, 9) * np.where(data(1000, np.bool_), 1, -1)
+    outs = np.zeros_like(a), np.zeros_like(a), np.zeros(1000)
+    offload(arith, a, b, *outs)
+    np.testing.assert_array_equal(outs[0], a // b)
+    np.testing.assert_array_equal(outs[1], a % b)
+    np.testing.assert_allclose(outs[2], a / b)
+
+
+def test_float_floor_division_and_modulo():
+    a, b = data(1000, np.float64, -9, 9), data(1000, np.float64, -4, 4)
+    result, _ = offload(xpuc.jit(lambda a, b: a // b + a % b), a, b)
+    np.testing.assert_allclose(result, a // b + a % b, rtol=1e-12)
+
+
+def test_prange_affine_indexing_with_bounds():
+    @xpuc.jit
+    def stencil(a, out):
+        for i in numba.prange(1, a.shape[0] - 1):
+            out[i] = 0.25 * a[i - 1] + 0.5 * a[i] + 0.25 * a[i + 1]
+
+    a = data(1001, np.float64)
+    out = np.full_like(a, 7.0)
+    offload(stencil, a, out)
+    expected = np.full_like(a, 7.0)
+    expected[1:-1] = 0.25 * a[:-2] + 0.5 * a[1:-1] + 0.25 * a[2:]
+    np.testing.assert_allclose(out, expected)
+
+
+def test_prange_uses_loop_index_and_writes_two_arrays():
+    @xpuc.jit
+    def ramp(out_f, out_i, n):
+        for i in numba.prange(n):
+            out_f[i] = i * 0.5
+            out_i[i] = 2 * i + 1
+
+    out_f, out_i = np.zeros(100), np.zeros(100, np.int32)
+    offload(ramp, out_f, out_i, 60)
+    np.testing.assert_array_equal(out_f[:60], np.arange(60) * 0.5)
+    np.testing.assert_array_equal(out_f[60:], 0)
+    np.testing.assert_array_equal(out_i[:60], 2 * np.arange(60) + 1)
+
+
+def test_two_dimensional_indexing_in_prange():
+    @xpuc.jit
+    def transpose_add(a, out):
+        for i in numba.prange(a.shape[0]):
+            out[i, 0] = a[i, 0] + a[i, a.shape[1] - 1]
+
+    a = data((17, 9), np.float64)
+    out = np.zeros((17, 1))
+    offload(transpose_add, a, out)
+    np.testing.assert_allclose(out[:, 0], a[:, 0] + a[:, -1])
+
+
+def test_negative_index_wraps_around():
+    @xpuc.jit
+    def last_plus(a, out):
+        for i in numba.prange(a.shape[0]):
+            out[i] = a[i] + a[-1]
+
+    a = data(50, np.float64)
+    out = np.zeros_like(a)
+    offload(last_plus, a, out)
+    np.testing.assert_allclose(out, a + a[-1])
+
+
+def test_several_parfors_and_host_code_between():
+    @xpuc.jit
+    def chain(a, b):
+        c = a * 2.0 + b
+        c[0] = 100.0  # host code writes between the two parfors
+        return np.sqrt(np.abs(c)) + a
+
+    a, b = data(1000, np.float64), data(1000, np.float64)
+    result, launches = offload(chain, a, b)
+    c = a * 2.0 + b
+    c[0] = 100.0
+    np.testing.assert_allclose(result, np.sqrt(np.abs(c)) + a)
+    assert launches == 2
+
+
+def test_outside_a_context_runs_numba_on_the_cpu():
+    a = data(100, np.float64)
+    xpuc.reset_stats()
+    np.testing.assert_allclose(fma(a, a, a), a * a + a)
+    assert xpuc.stats()["kernel_launches"] == 0
+
+
+def test_compiled_once_per_signature_and_device():
+    @xpuc.jit
+    def twice(a):
+        return a + 1.0
+
+    a = data(10, np.float64)
+    offload(twice, a)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        twice(a)
+        twice(a * 2)
+    assert xpuc.stats()["kernels_compiled"] == 0
+    assert xpuc.stats()["kernel_launches"] == 2
+    offload(twice, a.astype(np.float32))  # a new signature compiles again
+    assert len(twice._devices) == 1
+
+
+def test_inspect_mlir_and_spirv():
+    @xpuc.jit
+    def add(a, b):
+        return a + b
+
+    a = data(10, np.float32)
+    offload(add, a, a)
+    assert "scf.parallel" in add.inspect_mlir("linalg")
+    assert "gpu.launch_func" in add.inspect_mlir("gpu")
+    assert "spirv.module" in add.inspect_mlir("spirv")
+    binaries = add.inspect_spirv()
+    assert len(binaries) == 1
+    (blob,) = binaries.values()
+    assert blob[:4] == b"\x03\x02\x23\x07"  # SPIR-V magic number, little-endian
+
+
+def test_wraps_an_existing_numba_dispatcher():
+    plain = numba.njit(lambda a: a * 3.0)
+    wrapped = xpuc.jit(plain)
+    a = data(10, np.float64)
+    result, _ = offload(wrapped, a)
+    np.testing.assert_allclose(result, a * 3.0)
+
+
+def test_explicit_signature():
+    @xpuc.jit("float64[:](float64[:])")
+    def neg(a):
+        return -a
+
+    a = data(10, np.float64)
+    result, _ = offload(neg, a)
+    np.testing.assert_allclose(result, -a)
+
+
+@pytest.mark.parametrize("view", [
+    lambda x: x[::2], lambda x: x[::-1], lambda x: x[3:-5], lambda x: x[::-3][2:],
+])
+def test_strided_views_in_and_out(view):
+    @xpuc.jit
+    def axpy(x, y, out):
+        for i in numba.prange(x.shape[0]):
+            out[i] = 2.0 * x[i] + y[i]
+
+    x, y = data(101, np.float64), data(101, np.float64)
+    out = np.zeros(101)
+    offload(axpy, view(x), view(y), view(out))
+    expected = np.zeros(101)
+    view(expected)[:] = 2.0 * view(x) + view(y)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_two_dimensional_views():
+    @xpuc.jit
+    def add(a, b):
+        return a + b
+
+    a = data((20, 30), np.float64)
+    for view in (a.T, a[1:-1, ::-2], np.asfortranarray(a)):
+        result, _ = offload(add, view, view)
+        np.testing.assert_array_equal(result, view + view)

@@ -1,0 +1,485 @@
+"""The MLIR lowering (xpuc.passes): each stage of the table, the launch plan,
+and the SPIR-V it produces run on the OpenCL CPU device through dpctl.
+
+Inputs are the hand-written linalg-stage modules in tests/data/passes/; each
+says in a comment what it computes.
+"""
+
+import ctypes
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import dpctl
+import dpctl.program
+import dpctl.tensor as dpt
+import numpy as np
+import pytest
+from xpuc.errors import UnsupportedError, XpucError
+from xpuc.passes import STAGES, LaunchPlan, Lowered, Target, lower
+from xpuc.passes.launch_plan import ARG_F32, ARG_F64, ARG_I8, ARG_I32, ARG_I64, ARG_PTR
+
+DATA = Path(__file__).parent / "data" / "passes"
+# inputs that lower all the way (linalg_map.mlir does not: see test_unsupported_host_op)
+KERNELS = ["math_f32", "math_f64", "int64", "grid2d", "grid3d", "two_loops", "expanded_ops"]
+TARGET = Target()
+
+
+def source(name: str) -> str:
+    return (DATA / f"{name}.mlir").read_text()
+
+
+_lowered: dict[tuple[str, Target], Lowered] = {}
+
+
+def lowered(name: str, target: Target = TARGET) -> Lowered:
+    """``name`` lowered to SPIR-V, once per target."""
+    if (name, target) not in _lowered:
+        _lowered[(name, target)] = lower(source(name), target)
+    return _lowered[(name, target)]
+
+
+# --- the stage table ---------------------------------------------------------
+
+
+def test_stage_table_order():
+    assert [stage.name for stage in STAGES] == ["linalg", "gpu", "spirv", "spv"]
+
+
+@pytest.mark.parametrize("until", [stage.name for stage in STAGES])
+def test_lower_stops_after_until(until):
+    result = lower(source("math_f32"), TARGET, until=until)
+    names = [stage.name for stage in STAGES]
+    assert list(result.texts) == names[: names.index(until) + 1]
+    assert (result.plan is None) == (until == "linalg")
+    assert (result.spirv is None) == (until != "spv")
+
+
+def test_text_of_a_stage_not_run():
+    result = lower(source("math_f32"), TARGET, until="gpu")
+    with pytest.raises(XpucError, match="spirv"):
+        result.text("spirv")
+
+
+def test_unknown_stage():
+    with pytest.raises(XpucError, match="unknown stage 'ptx'"):
+        lower(source("math_f32"), TARGET, until="ptx")
+
+
+# --- each stage's output -----------------------------------------------------
+
+
+def test_linalg_stage_is_the_verified_input():
+    text = lower(source("grid2d"), TARGET, until="linalg").text("linalg")
+    assert "func.func @grid2d" in text and "scf.parallel" in text
+    assert "gpu." not in text
+
+
+@pytest.mark.parametrize(("name", "ndim"), [("math_f32", 1), ("grid2d", 2), ("grid3d", 3)])
+def test_gpu_stage(name, ndim):
+    result = lowered(name)
+    text = result.text("gpu")
+    assert "scf.parallel" not in text
+    assert text.count("gpu.module @") == 1
+    assert text.count("gpu.launch_func") == 1
+    (launch,) = result.plan.launches
+    assert f"gpu.func @{launch.kernel_name}(" in text
+    sizes = (*TARGET.work_group_size(ndim), 1, 1)[:3]
+    assert f"known_block_size = array<i32: {sizes[0]}, {sizes[1]}, {sizes[2]}>" in text
+    assert grid_and_block(result.plan, host_params(result.plan))[1] == [sizes]
+
+
+def test_gpu_stage_sinks_constants_and_hoisted_values():
+    # math_f64 has a constant and a loop-invariant s*s: both are recomputed in
+    # the kernel, so every kernel argument is a function argument
+    result = lowered("math_f64")
+    (launch,) = result.plan.launches
+    assert all(value < result.plan.num_params for value, _ in launch.args)
+    assert "arith.mulf" not in host_function(result.text("gpu"))
+
+
+def test_gpu_stage_argument_kinds():
+    # int64(%a: memref<?xi64>, %mask: memref<?xi8>, %out, %lb: index, %ub: index, %k: i64, %k32: i32)
+    kinds = [ARG_PTR, ARG_PTR, ARG_PTR, ARG_I64, ARG_I64, ARG_I64, ARG_I32]
+    (launch,) = lowered("int64").plan.launches
+    assert sorted(launch.args) == list(enumerate(kinds))
+    (launch,) = lowered("grid2d").plan.launches
+    assert dict(launch.args)[5] == ARG_F32
+    (launch,) = lowered("math_f64").plan.launches
+    assert dict(launch.args)[4] == ARG_F64
+
+
+def test_gpu_stage_merges_launches_into_one_gpu_module():
+    result = lowered("two_loops")
+    text = result.text("gpu")
+    assert text.count("gpu.module @") == 1
+    names = [launch.kernel_name for launch in result.plan.launches]
+    assert len(names) == 2 and len(set(names)) == 2
+    for name in names:
+        assert f"gpu.func @{name}(" in text
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_spirv_stage(name):
+    result = lowered(name)
+    text = result.text("spirv")
+    assert "spirv.module" in text
+    assert re.search(r"requires #spirv\.vce<v1\.\d, \[[^]]*\bKernel\b", text)
+    assert "spirv.GL." not in text  # GLSL instructions are invalid in OpenCL
+    for launch in result.plan.launches:
+        assert f'spirv.EntryPoint "Kernel" @{launch.kernel_name}' in text
+
+
+def test_spirv_stage_uses_opencl_math():
+    text = lowered("math_f32").text("spirv")
+    for op in ("sin", "exp", "sqrt", "pow"):
+        assert f"spirv.CL.{op} " in text
+
+
+def test_spirv_local_size_is_the_plan_block_size():
+    for name in KERNELS:
+        result = lowered(name)
+        _, blocks = grid_and_block(result.plan, host_params(result.plan))
+        for launch, block in zip(result.plan.launches, blocks, strict=True):
+            local_size = re.search(
+                rf'spirv.ExecutionMode @{launch.kernel_name} "LocalSize", (\d+), (\d+), (\d+)',
+                result.text("spirv"))
+            assert tuple(map(int, local_size.groups())) == block
+
+
+def test_spv_stage_is_a_spirv_binary():
+    result = lowered("math_f32")
+    assert result.spirv[:4] == (0x07230203).to_bytes(4, "little")
+    assert "gpu.binary" in result.text("spv")
+
+
+@pytest.mark.skipif(shutil.which("spirv-val") is None, reason="needs spirv-val")
+@pytest.mark.parametrize("target", [TARGET, Target(max_work_group_size=64)])
+@pytest.mark.parametrize("name", KERNELS)
+def test_spirv_val(name, target, tmp_path):
+    binary = tmp_path / f"{name}.spv"
+    binary.write_bytes(lowered(name, target).spirv)
+    check = subprocess.run(["spirv-val", "--target-env", "opencl2.1", str(binary)],
+                           capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+# --- the target --------------------------------------------------------------
+
+
+def test_target_work_group_sizes():
+    assert [TARGET.work_group_size(n) for n in (1, 2, 3)] == [(64,), (16, 16), (16, 4, 4)]
+    small = Target(max_work_group_size=64)
+    assert [small.work_group_size(n) for n in (1, 2, 3)] == [(64,), (16, 4), (16, 2, 2)]
+    assert Target(max_work_group_size=8).work_group_size(3) == (8, 1, 1)
+
+
+def test_target_caps():
+    assert "Float64" in TARGET.spirv_caps and "Float16" not in TARGET.spirv_caps
+    assert "Float64" not in Target(fp64=False).spirv_caps
+    assert "Float16" in Target(fp16=True).spirv_caps
+
+
+def test_target_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="work_group_size_2d"):
+        Target(work_group_size_2d=(16,))
+
+
+def test_small_target_tiles_smaller():
+    result = lowered("grid3d", Target(max_work_group_size=64))
+    assert "known_block_size = array<i32: 16, 2, 2>" in result.text("gpu")
+
+
+# --- errors ------------------------------------------------------------------
+
+
+def test_parse_error_names_the_linalg_stage():
+    with pytest.raises(XpucError, match=r"(?s)linalg stage: .*undeclared SSA value"):
+        lower("module { func.func @f() { %0 = arith.addi %x, %x : index\n return } }", TARGET)
+
+
+def test_verifier_error_names_the_linalg_stage():
+    text = "module { func.func @f() { %c = arith.constant 0 : index\n return %c : index } }"
+    with pytest.raises(XpucError, match=r"(?s)linalg stage: .*enclosing function"):
+        lower(text, TARGET)
+
+
+def test_one_function_per_module():
+    text = "module { func.func @f() { return }\n func.func @g() { return } }"
+    with pytest.raises(XpucError, match="linalg stage: expected one func.func"):
+        lower(text, TARGET)
+
+
+def test_unsupported_host_op():
+    # the loop bound comes from memref.dim, which a bare device pointer cannot answer
+    with pytest.raises(XpucError, match=r"gpu stage: host op 'memref\.dim'"):
+        lower(source("linalg_map"), TARGET)
+
+
+def test_unsupported_host_arithmetic():
+    text = source("math_f32").replace(
+        "scf.parallel (%i) = (%lb) to (%ub)",
+        "%ub2 = arith.shli %ub, %c1 : index\n    scf.parallel (%i) = (%lb) to (%ub2)")
+    with pytest.raises(XpucError, match=r"gpu stage: host op 'arith\.shli'"):
+        lower(text, TARGET)
+
+
+def test_four_dimensional_loop():
+    text = """module { func.func @f(%a: memref<?xf32>, %n: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      scf.parallel (%i, %j, %k, %l) = (%c0, %c0, %c0, %c0) to (%n, %n, %n, %n)
+          step (%c1, %c1, %c1, %c1) {
+        %x = memref.load %a[%i] : memref<?xf32>
+        memref.store %x, %a[%i] : memref<?xf32>
+        scf.reduce
+      }
+      return } }"""
+    with pytest.raises(XpucError, match="gpu stage: .*1 to 3 dimensions"):
+        lower(text, TARGET)
+
+
+def test_f64_without_fp64():
+    with pytest.raises(UnsupportedError, match=r"spirv stage: .*math_f64_kernel.*no fp64"):
+        lower(source("math_f64"), Target(fp64=False))
+
+
+def test_lowering_in_threads():
+    # one MLIR context per thread: concurrent lowerings give the same binary
+    expected = lower(source("grid3d"), TARGET).spirv
+    results = []
+
+    def work():
+        results.extend(lower(source("grid3d"), TARGET).spirv for _ in range(5))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected] * 20
+
+
+# --- running the kernels -----------------------------------------------------
+
+
+def _div(a: int, b: int) -> int:
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+def _cmp(predicate: str, a: int, b: int) -> int:
+    if predicate.startswith("u"):
+        a, b = a % 2**64, b % 2**64
+    return int({"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
+                "ge": a >= b}[predicate.lstrip("su")])
+
+
+_HOST_OPS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": _div,
+    "rem": lambda a, b: a - b * _div(a, b),
+    "ceildiv": lambda a, b: -(-a // b),
+    "floordiv": lambda a, b: a // b,
+    "min": min,
+    "max": max,
+    "select": lambda c, a, b: a if c else b,
+    "copy": lambda a: a,
+}
+
+
+def evaluate_plan(plan: LaunchPlan, params: list) -> list:
+    """The plan's values: ``params`` (the function's arguments), then each op's."""
+    assert len(params) == plan.num_params
+    values = list(params)
+    for op in plan.ops:
+        operands = [values[n] for n in op.operands]
+        if op.opcode == "const":
+            values.append(op.attr)
+        elif op.opcode == "cmp":
+            values.append(_cmp(op.attr, *operands))
+        else:
+            values.append(_HOST_OPS[op.opcode](*operands))
+    assert len(values) == plan.value_count()
+    return values
+
+
+def host_params(plan: LaunchPlan) -> list:
+    """Placeholder arguments (1 each) for plans whose sizes do not matter."""
+    return [1] * plan.num_params
+
+
+def grid_and_block(plan: LaunchPlan, params: list) -> tuple[list, list]:
+    values = evaluate_plan(plan, params)
+    grids = [tuple(values[n] for n in launch.grid) for launch in plan.launches]
+    blocks = [tuple(values[n] for n in launch.block) for launch in plan.launches]
+    return grids, blocks
+
+
+def host_function(text: str) -> str:
+    """The host func.func of a gpu-stage module (everything before the gpu.module)."""
+    return text.split("gpu.module")[0]
+
+
+_CTYPES = {ARG_I8: ctypes.c_int8, ARG_I32: ctypes.c_int32, ARG_I64: ctypes.c_int64,
+           ARG_F32: ctypes.c_float, ARG_F64: ctypes.c_double}
+
+
+@pytest.fixture(scope="module")
+def queue():
+    try:
+        return dpctl.SyclQueue("opencl:cpu")
+    except dpctl.SyclQueueCreationError:
+        pytest.skip("no OpenCL CPU device")
+
+
+def run(queue, result: Lowered, params: list) -> None:
+    """Launch ``result`` as the runtime does: evaluate the plan, then run each
+    kernel on global size grid * block. Arrays in ``params`` are dpctl.tensor
+    arrays."""
+    program = dpctl.program.create_program_from_spirv(queue, result.spirv)
+    values = evaluate_plan(result.plan, params)
+    grids, blocks = grid_and_block(result.plan, params)
+    for launch, grid, block in zip(result.plan.launches, grids, blocks, strict=True):
+        # get_sycl_kernel of a missing name gives a kernel whose launch crashes
+        assert program.has_sycl_kernel(launch.kernel_name)
+        kernel = program.get_sycl_kernel(launch.kernel_name)
+        args = [values[n].usm_data if kind == ARG_PTR else _CTYPES[kind](values[n])
+                for n, kind in launch.args]
+        global_size = [g * b for g, b in zip(grid, block, strict=True)]
+        if 0 in global_size:
+            continue  # as the runtime does: SYCL rejects some empty ranges
+        # SYCL ranges list the fastest dimension last: x (OpenCL dimension 0,
+        # GlobalInvocationId.x) goes last
+        queue.submit(kernel, args, global_size[::-1], list(block)[::-1]).wait()
+
+
+def device(queue, array: np.ndarray) -> dpt.usm_ndarray:
+    return dpt.asarray(array, sycl_queue=queue)
+
+
+def host(array: dpt.usm_ndarray) -> np.ndarray:
+    return dpt.asnumpy(array)
+
+
+SENTINEL = -7
+
+
+# (lb, ub) over arrays of 1000 elements: full, offset, one, empty, and ub < lb
+RANGES_1D = [(0, 1000), (3, 1000), (0, 1), (0, 0), (500, 200)]
+
+
+@pytest.mark.parametrize(("lb", "ub"), RANGES_1D)
+def test_run_math_f32(queue, lb, ub):
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-3, 3, 1000).astype(np.float32)
+    b = rng.uniform(0.1, 2, 1000).astype(np.float32)
+    out = np.full(1000, SENTINEL, np.float32)
+    s = np.float32(0.75)
+    d_out = device(queue, out)
+    run(queue, lowered("math_f32"), [device(queue, a), device(queue, b), d_out, lb, ub, s])
+    expected = out.copy()
+    x, y = a[lb:ub], b[lb:ub]
+    expected[lb:ub] = np.sin(x) * s + np.exp(y) + np.sqrt(np.abs(x)) + y ** np.float32(1.5)
+    np.testing.assert_allclose(host(d_out), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("lb", "ub"), RANGES_1D)
+def test_run_math_f64(queue, lb, ub):
+    from math import erf
+
+    rng = np.random.default_rng(2)
+    a = rng.uniform(-3, 3, 1000)
+    out = np.full(1000, SENTINEL, np.float64)
+    s = 1.25
+    d_out = device(queue, out)
+    run(queue, lowered("math_f64"), [device(queue, a), d_out, lb, ub, s])
+    expected = out.copy()
+    x = a[lb:ub]
+    expected[lb:ub] = (np.tanh(x) + np.arctan2(x, s * s) + np.vectorize(erf, otypes=[np.float64])(x)
+                       + np.floor(x * s) + np.cos(x) + np.log(1 + np.abs(x))
+                       + np.abs(x) ** s)
+    np.testing.assert_allclose(host(d_out), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_run_expanded_ops(queue):
+    a = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 8.0, 27.0, -64.0, 0.3, -0.7, 10.0, -10.0,
+                  1e-3, 700.0, 1e300, -1e300, 1e-300, 5e-324, np.inf, -np.inf, np.nan])
+    a = np.concatenate([a, np.random.default_rng(4).uniform(-1e4, 1e4, 1000)])
+    finite = np.isfinite(a) & (np.abs(a) < 1e15)
+    outputs = [device(queue, np.zeros_like(a)) for _ in range(3)]
+    q = device(queue, np.zeros(a.size, np.int64))
+    run(queue, lowered("expanded_ops"), [device(queue, a), *outputs, q, a.size, -7])
+    e, t, c = map(host, outputs)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.testing.assert_allclose(e, np.exp2(a), rtol=1e-14)
+        np.testing.assert_array_equal(t, np.trunc(a))
+        np.testing.assert_array_equal(np.signbit(t), np.signbit(np.trunc(a)))
+        np.testing.assert_allclose(c, np.cbrt(a), rtol=3e-16, atol=0)
+        xi = (a[finite] * 1000).astype(np.int64)
+    np.testing.assert_array_equal(host(q)[finite], xi // -7)
+
+
+@pytest.mark.parametrize(("lb", "ub"), RANGES_1D)
+def test_run_int64(queue, lb, ub):
+    rng = np.random.default_rng(3)
+    a = rng.integers(-10**12, 10**12, 1000, dtype=np.int64)
+    mask = rng.integers(0, 2, 1000, dtype=np.int8)
+    out = np.full(1000, SENTINEL, np.int64)
+    k, k32 = -123456789, -42
+    d_out = device(queue, out)
+    run(queue, lowered("int64"),
+        [device(queue, a), device(queue, mask), d_out, lb, ub, k, k32])
+    expected = out.copy()
+    x = a[lb:ub]
+    quotient = np.sign(x) * (np.abs(x) // 3)  # C division truncates
+    value = x * k + quotient - np.fmod(x, 5) + np.arange(lb, ub)
+    expected[lb:ub] = np.where(mask[lb:ub] != 0, value, k32)
+    np.testing.assert_array_equal(host(d_out), expected)
+
+
+@pytest.mark.parametrize("target", [TARGET, Target(max_work_group_size=64)])
+@pytest.mark.parametrize(("lb0", "n0", "n1"),
+                         [(0, 37, 53), (5, 37, 53), (0, 1, 1), (0, 0, 53), (0, 37, 0)])
+def test_run_grid2d(queue, target, lb0, n0, n1):
+    a = np.arange(n0 * n1, dtype=np.float32)
+    out = np.full(n0 * n1, SENTINEL, np.float32)
+    s = np.float32(0.5)
+    d_out = device(queue, out)
+    run(queue, lowered("grid2d", target), [device(queue, a), d_out, lb0, n0, n1, s])
+    expected = out.reshape(n0, n1).copy()
+    i, j = np.meshgrid(np.arange(n0), np.arange(n1), indexing="ij")
+    full = a.reshape(n0, n1) * s + j + 1000 * i
+    expected[lb0:] = full[lb0:]
+    np.testing.assert_array_equal(host(d_out), expected.ravel())
+
+
+@pytest.mark.parametrize("target", [TARGET, Target(max_work_group_size=64)])
+@pytest.mark.parametrize(("n0", "lb1", "n1", "n2"),
+                         [(5, 0, 7, 11), (5, 2, 7, 11), (1, 0, 1, 1), (0, 0, 7, 11),
+                          (5, 0, 7, 0), (3, 0, 40, 70)])
+def test_run_grid3d(queue, target, n0, lb1, n1, n2):
+    shape = (n0, n1, n2)
+    a = np.arange(n0 * n1 * n2, dtype=np.int64)
+    out = np.full(a.size, SENTINEL, np.int64)
+    d_out = device(queue, out)
+    run(queue, lowered("grid3d", target), [device(queue, a), d_out, n0, lb1, n1, n2])
+    expected = out.reshape(shape).copy()
+    i, j, k = np.meshgrid(*map(np.arange, shape), indexing="ij")
+    full = a.reshape(shape) + k + 100 * j + 10000 * i
+    expected[:, lb1:] = full[:, lb1:]
+    np.testing.assert_array_equal(host(d_out), expected.ravel())
+
+
+@pytest.mark.parametrize(("n0", "n1"), [(37, 53), (1, 1), (0, 5)])
+def test_run_two_launches(queue, n0, n1):
+    a = np.linspace(-1, 1, n0 * n1)
+    b, c = np.zeros_like(a), np.zeros_like(a)
+    d_b, d_c = device(queue, b), device(queue, c)
+    run(queue, lowered("two_loops"), [device(queue, a), d_b, d_c, n0, n1, a.size])
+    np.testing.assert_array_equal(host(d_b), 2 * a)
+    np.testing.assert_array_equal(host(d_c), 2 * a + 1)

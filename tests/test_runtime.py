@@ -1,0 +1,458 @@
+"""The C runtime (libxpuc_runtime.so) through its ctypes binding, xpuc.runtime.
+
+Kernels come from tests/data/kernels.spvasm, assembled with spirv-as, so these
+tests need no part of the compiler.
+"""
+
+import itertools
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import dpctl
+import numpy as np
+import pytest
+from xpuc import runtime as rt
+from xpuc.errors import DeviceError
+
+DATA = Path(__file__).parent / "data"
+_hashes = itertools.count(1)
+
+
+def fresh_hash() -> int:
+    """A SPIR-V hash no other launch used, so the module is built anew."""
+    return 0x5EED_0000_0000_0000 + next(_hashes)
+
+
+@pytest.fixture(scope="module")
+def spirv(tmp_path_factory) -> bytes:
+    if not (shutil.which("spirv-as") and shutil.which("spirv-val")):
+        pytest.skip("needs spirv-as and spirv-val (SPIRV-Tools)")
+    out = tmp_path_factory.mktemp("spirv") / "kernels.spv"
+    asm = DATA / "kernels.spvasm"
+    subprocess.run(["spirv-as", "--target-env", "spv1.0", asm, "-o", out], check=True)
+    subprocess.run(["spirv-val", "--target-env", "opencl2.1", out], check=True)
+    return out.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def sycl_queue() -> dpctl.SyclQueue:
+    return dpctl.SyclQueue("opencl:cpu")
+
+
+@pytest.fixture
+def queue(sycl_queue) -> rt.Queue:
+    rt.reset_stats()
+    return rt.queue_handle(sycl_queue)
+
+
+@pytest.fixture
+def device_name(sycl_queue) -> str:
+    return sycl_queue.sycl_device.name
+
+
+def ptr(array: np.ndarray) -> int:
+    return array.ctypes.data
+
+
+def assert_counts(**expected: int) -> None:
+    """The runtime's counters named in ``expected`` have those values."""
+    current = rt.stats()
+    assert {name: current[name] for name in expected} == expected
+
+
+# ---- library, queues ---------------------------------------------------------
+
+
+def test_library_and_symbols():
+    assert Path(rt.LIBRARY_PATH).name == "libxpuc_runtime.so"
+    symbols = rt.symbol_addresses()
+    for name in (
+        "xpuc_call_begin",
+        "xpuc_call_end",
+        "xpuc_buffer_acquire",
+        "xpuc_buffer_release",
+        "xpuc_launch",
+        "xpuc_last_error",
+    ):
+        assert isinstance(symbols[name], int) and symbols[name] != 0
+
+
+def test_stats_keys_and_reset(queue):
+    assert rt.stats() == {
+        "kernel_launches": 0,
+        "kernel_builds": 0,
+        "kernel_cache_hits": 0,
+        "h2d_bytes": 0,
+        "d2h_bytes": 0,
+        "usm_allocs": 0,
+        "usm_frees": 0,
+    }
+
+
+def test_queue_handle_is_cached_per_queue_object(sycl_queue, queue):
+    assert rt.queue_handle(sycl_queue) is queue
+    assert queue.sycl_queue is sycl_queue
+    other = rt.queue_handle(dpctl.SyclQueue("opencl:cpu"))
+    assert other is not queue and other.handle != queue.handle
+
+
+def test_queue_close(sycl_queue):
+    queue = rt.Queue(sycl_queue)
+    queue.close()
+    queue.close()
+    with pytest.raises(DeviceError, match="closed"):
+        _ = queue.handle
+
+
+# ---- USM memory and copies ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kind, name",
+    [(rt.USM_DEVICE, "device"), (rt.USM_SHARED, "shared"), (rt.USM_HOST, "host")],
+)
+def test_usm_alloc_free(queue, sycl_queue, kind, name):
+    pointer = rt.usm_alloc(queue, 64, kind)
+    assert pointer
+    memory = dpctl.memory.as_usm_memory(_UsmView(pointer, 64, sycl_queue))
+    assert memory.get_usm_type() == name
+    assert_counts(usm_allocs=1, usm_frees=0)
+    rt.usm_free(queue, pointer)
+    assert_counts(usm_allocs=1, usm_frees=1)
+
+
+class _UsmView:
+    """Just enough of __sycl_usm_array_interface__ for dpctl to inspect a pointer."""
+
+    def __init__(self, pointer: int, nbytes: int, queue: dpctl.SyclQueue) -> None:
+        self.__sycl_usm_array_interface__ = {
+            "data": (pointer, False),
+            "shape": (nbytes,),
+            "strides": None,
+            "typestr": "|u1",
+            "version": 1,
+            "syclobj": queue,
+        }
+
+
+def test_usm_alloc_zero_bytes_and_bad_kind(queue):
+    pointer = rt.usm_alloc(queue, 0)
+    assert pointer
+    rt.usm_free(queue, pointer)
+    with pytest.raises(DeviceError, match="unknown USM kind 7"):
+        rt.usm_alloc(queue, 8, 7)
+    assert_counts(usm_allocs=1, usm_frees=1)
+
+
+def test_copies_both_ways(queue):
+    source = np.arange(100, dtype=np.float64)
+    result = np.zeros_like(source)
+    device = rt.usm_alloc(queue, source.nbytes)
+    rt.copy_to_device(queue, device, ptr(source), source.nbytes)
+    rt.copy_to_host(queue, ptr(result), device, source.nbytes)
+    rt.copy_to_device(queue, device, ptr(source), 0)  # zero bytes: a no-op
+    rt.usm_free(queue, device)
+    np.testing.assert_array_equal(result, source)
+    assert_counts(h2d_bytes=800, d2h_bytes=800)
+
+
+def test_copy_with_bad_arguments(queue):
+    with pytest.raises(DeviceError, match="bad arguments"):
+        rt.copy_to_host(queue, 0, 0, 8)
+
+
+# ---- calls and their buffers -------------------------------------------------
+
+
+def test_buffers_are_reused_within_a_call(queue):
+    host = np.arange(10, dtype=np.int64)
+    rt.call_begin(queue)
+    device = rt.buffer_acquire(ptr(host), host.nbytes, copy_in=True)
+    assert rt.buffer_acquire(ptr(host), host.nbytes, copy_in=False) == device
+    # Stand in for a kernel: change the device copy, then copy it back.
+    rt.copy_to_device(queue, device, ptr(host * 2), host.nbytes)
+    rt.buffer_release(ptr(host), host.nbytes, copy_out=True)
+    assert_counts(usm_allocs=1, usm_frees=0)
+    rt.call_end()
+    np.testing.assert_array_equal(host, np.arange(10) * 2)
+    assert rt.stats() == {
+        "kernel_launches": 0,
+        "kernel_builds": 0,
+        "kernel_cache_hits": 0,
+        "h2d_bytes": 160,  # acquire's copy-in and the stand-in kernel
+        "d2h_bytes": 80,
+        "usm_allocs": 1,
+        "usm_frees": 1,
+    }
+
+
+def test_buffer_grows_and_keeps_device_contents(queue):
+    host = np.zeros(8, dtype=np.int64)
+    rt.call_begin(queue)
+    small = rt.buffer_acquire(ptr(host), 32, copy_in=False)
+    rt.copy_to_device(queue, small, ptr(np.arange(4, dtype=np.int64)), 32)
+    rt.buffer_acquire(ptr(host), 64, copy_in=False)
+    rt.buffer_release(ptr(host), 32, copy_out=True)
+    rt.call_end()
+    np.testing.assert_array_equal(host, [0, 1, 2, 3, 0, 0, 0, 0])
+    assert_counts(usm_allocs=2, usm_frees=2)
+
+
+def test_nested_calls_free_at_the_outermost_end(queue, sycl_queue):
+    host = np.ones(4)
+    rt.call_begin(queue)
+    device = rt.buffer_acquire(ptr(host), host.nbytes, copy_in=True)
+    # Another queue on the same context and device may nest.
+    inner = rt.Queue(dpctl.SyclQueue(sycl_queue.sycl_context, sycl_queue.sycl_device))
+    rt.call_begin(inner)
+    assert rt.buffer_acquire(ptr(host), host.nbytes, copy_in=False) == device
+    rt.call_end()
+    assert_counts(usm_frees=0)
+    assert rt.buffer_acquire(ptr(host), host.nbytes, copy_in=False) == device
+    rt.call_end()
+    assert_counts(usm_allocs=1, usm_frees=1)
+    with pytest.raises(DeviceError, match="xpuc_call_begin was not called"):
+        rt.call_end()
+
+
+def test_nesting_on_another_context_is_refused(queue, sycl_queue, device_name):
+    device = sycl_queue.sycl_device
+    elsewhere = rt.Queue(dpctl.SyclQueue(dpctl.SyclContext([device]), device))
+    rt.call_begin(queue)
+    try:
+        with pytest.raises(DeviceError, match="cannot nest") as error:
+            rt.call_begin(elsewhere)
+        assert device_name in str(error.value)
+    finally:
+        rt.call_end()  # the refused begin opened no call
+    with pytest.raises(DeviceError):
+        rt.call_end()
+
+
+def test_zero_byte_buffers(queue):
+    host = np.empty(0)
+    rt.call_begin(queue)
+    assert rt.buffer_acquire(ptr(host), 0, copy_in=True)
+    rt.buffer_release(ptr(host), 0, copy_out=True)
+    rt.call_end()
+    assert_counts(usm_allocs=1, usm_frees=1, h2d_bytes=0, d2h_bytes=0)
+
+
+def test_buffers_outside_a_call_or_not_acquired(queue):
+    host = np.ones(4)
+    with pytest.raises(DeviceError, match="xpuc_buffer_acquire outside a call"):
+        rt.buffer_acquire(ptr(host), host.nbytes, copy_in=True)
+    rt.call_begin(queue)
+    try:
+        with pytest.raises(DeviceError, match="did not acquire"):
+            rt.buffer_release(ptr(host), host.nbytes, copy_out=True)
+        rt.buffer_acquire(ptr(host), 8, copy_in=True)
+        with pytest.raises(DeviceError, match="did not acquire"):  # more than acquired
+            rt.buffer_release(ptr(host), host.nbytes, copy_out=True)
+    finally:
+        rt.call_end()
+
+
+def test_call_end_frees_after_an_error(queue):
+    a, b = np.ones(16), np.ones(4)
+    rt.call_begin(queue)
+    rt.buffer_acquire(ptr(a), a.nbytes, copy_in=True)
+    rt.buffer_acquire(ptr(b), b.nbytes, copy_in=False)
+    with pytest.raises(DeviceError):
+        rt.launch(b"not SPIR-V", "add", [], (1,))
+    rt.call_end()
+    assert_counts(usm_allocs=2, usm_frees=2)
+
+
+def test_calls_are_per_thread(queue):
+    host = np.ones(4)
+    errors = []
+
+    def other_thread():
+        try:
+            rt.buffer_acquire(ptr(host), host.nbytes, copy_in=True)
+        except DeviceError as error:
+            errors.append(str(error))
+
+    rt.call_begin(queue)
+    try:
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+    finally:
+        rt.call_end()
+    assert len(errors) == 1 and "outside a call" in errors[0]
+
+
+# ---- launches ------------------------------------------------------------------
+
+
+def run_add(queue, spirv: bytes, n: int, spirv_hash: int, global_size: int) -> None:
+    a = np.arange(n, dtype=np.float32)
+    b = np.full(n, 0.5, dtype=np.float32)
+    c = np.zeros(n, dtype=np.float32)
+    rt.call_begin(queue)
+    try:
+        args = [
+            (rt.ARG_PTR, rt.buffer_acquire(ptr(a), a.nbytes, copy_in=True)),
+            (rt.ARG_PTR, rt.buffer_acquire(ptr(b), b.nbytes, copy_in=True)),
+            (rt.ARG_PTR, rt.buffer_acquire(ptr(c), c.nbytes, copy_in=False)),
+            (rt.ARG_I64, n),
+        ]
+        rt.launch(spirv, "add", args, (global_size,), spirv_hash_value=spirv_hash)
+        rt.buffer_release(ptr(c), c.nbytes, copy_out=True)
+    finally:
+        rt.call_end()
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_launch_builds_once_then_hits_the_cache(queue, spirv):
+    spirv_hash = fresh_hash()
+    run_add(queue, spirv, 1000, spirv_hash, global_size=1024)  # 24 items out of range
+    assert_counts(kernel_launches=1, kernel_builds=1, kernel_cache_hits=0)
+    run_add(queue, spirv, 1000, spirv_hash, global_size=1000)
+    assert_counts(kernel_launches=2, kernel_builds=1, kernel_cache_hits=1)
+    assert_counts(usm_allocs=6, usm_frees=6)
+
+
+def test_module_is_built_once_across_threads(queue, spirv):
+    spirv_hash = fresh_hash()
+    errors = []
+
+    def worker():
+        try:
+            run_add(queue, spirv, 256, spirv_hash, global_size=256)
+        except Exception as error:  # noqa: BLE001  (reported below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert_counts(kernel_launches=4, kernel_builds=1, kernel_cache_hits=3)
+
+
+@pytest.mark.parametrize("local_size", [None, (4, 3), (2, 1)])
+def test_launch_2d_reverses_ranges_for_sycl(queue, spirv, local_size):
+    width, height = 8, 3
+    out = np.zeros((height, width), dtype=np.int64)
+    rt.call_begin(queue)
+    try:
+        device = rt.buffer_acquire(ptr(out), out.nbytes, copy_in=False)
+        rt.launch(
+            spirv,
+            "iota2d",
+            [(rt.ARG_PTR, device), (rt.ARG_I64, width)],
+            (width, height),
+            local_size,
+        )
+        rt.buffer_release(ptr(out), out.nbytes, copy_out=True)
+    finally:
+        rt.call_end()
+    y, x = np.indices((height, width))
+    np.testing.assert_array_equal(out, x + 1000 * y)
+
+
+def test_launch_passes_every_scalar_kind(queue, spirv):
+    out = np.zeros(5, dtype=np.float64)
+    rt.call_begin(queue)
+    try:
+        device = rt.buffer_acquire(ptr(out), out.nbytes, copy_in=False)
+        args = [
+            (rt.ARG_PTR, device),
+            (rt.ARG_I8, -5),
+            (rt.ARG_I32, -70000),
+            (rt.ARG_I64, -(2**40)),
+            (rt.ARG_F32, 1.5),
+            (rt.ARG_F64, -2.25),
+        ]
+        rt.launch(spirv, "scalars", args, (1,))
+        rt.buffer_release(ptr(out), out.nbytes, copy_out=True)
+    finally:
+        rt.call_end()
+    np.testing.assert_array_equal(out, [-5, -70000, -(2**40), 1.5, -2.25])
+
+
+def launch_wg4(queue, spirv: bytes, global_size, local_size) -> np.ndarray:
+    out = np.zeros(8, dtype=np.int64)
+    rt.call_begin(queue)
+    try:
+        device = rt.buffer_acquire(ptr(out), out.nbytes, copy_in=True)
+        rt.launch(spirv, "wg4", [(rt.ARG_PTR, device)], global_size, local_size)
+        rt.buffer_release(ptr(out), out.nbytes, copy_out=True)
+    finally:
+        rt.call_end()
+    return out
+
+
+def test_fixed_work_group_size(queue, spirv, device_name):
+    np.testing.assert_array_equal(launch_wg4(queue, spirv, (8,), (4,)), np.arange(8))
+    with pytest.raises(DeviceError, match="launch of kernel 'wg4' failed") as error:
+        launch_wg4(queue, spirv, (8,), (2,))
+    assert device_name in str(error.value)
+    assert_counts(usm_allocs=2, usm_frees=2)
+
+
+def test_global_size_not_a_multiple_of_local_size(queue, spirv):
+    with pytest.raises(
+        DeviceError, match=r"global size \(6\) is not a multiple of local size \(4\)"
+    ):
+        launch_wg4(queue, spirv, (6,), (4,))
+
+
+def test_empty_launch_runs_nothing(queue, spirv):
+    np.testing.assert_array_equal(launch_wg4(queue, spirv, (0,), (4,)), np.zeros(8))
+    assert_counts(kernel_launches=1)
+
+
+def test_invalid_spirv_names_device_kernel_and_hash(queue, device_name):
+    rt.call_begin(queue)
+    try:
+        with pytest.raises(
+            DeviceError, match="build of SPIR-V module 00000000deadbeef"
+        ) as error:
+            rt.launch(
+                b"\x03\x02\x23\x07" + bytes(60),
+                "add",
+                [],
+                (1,),
+                spirv_hash_value=0xDEADBEEF,
+            )
+    finally:
+        rt.call_end()
+    assert device_name in str(error.value) and "'add'" in str(error.value)
+    assert_counts(kernel_builds=1, kernel_launches=0)
+
+
+def test_unknown_kernel_name(queue, spirv, device_name):
+    rt.call_begin(queue)
+    try:
+        with pytest.raises(
+            DeviceError, match="no kernel 'nope' in SPIR-V module"
+        ) as error:
+            rt.launch(spirv, "nope", [], (1,))
+    finally:
+        rt.call_end()
+    assert device_name in str(error.value)
+
+
+def test_launch_without_call_begin(spirv):
+    with pytest.raises(DeviceError, match="xpuc_launch outside a call"):
+        rt.launch(spirv, "add", [], (1,))
+
+
+def test_launch_with_bad_arguments(queue, spirv):
+    rt.call_begin(queue)
+    try:
+        with pytest.raises(DeviceError, match="at most 256"):
+            rt.launch(spirv, "add", [(rt.ARG_I64, 0)] * 257, (1,))
+        with pytest.raises(DeviceError, match="unknown kind 9"):
+            rt.launch(spirv, "add", [(9, 0)], (1,))
+        with pytest.raises(DeviceError, match="4 dimensions"):
+            rt.launch(spirv, "add", [], (1, 1, 1, 1))
+    finally:
+        rt.call_end()
