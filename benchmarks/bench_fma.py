@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import time
@@ -16,7 +17,6 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
-
 import xpuc
 
 
@@ -73,8 +73,6 @@ def main() -> None:
     for name, row in rows.items():
         print(f"| {name} | {row['first_call_ms']:.1f} | {row['steady_ms']:.2f} | "
               f"{base / row['steady_ms']:.2f}x |")
-    import os
-
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as out:
         json.dump({"n": args.n, "dtype": "float32", "results": rows}, out, indent=2)

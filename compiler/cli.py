@@ -26,15 +26,55 @@ def _devices(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compile(args: argparse.Namespace) -> int:
+    import dpctl
+    from xpuc import aot
+
+    try:
+        device = dpctl.SyclDevice(args.device) if args.device else dpctl.select_default_device()
+    except dpctl.SyclDeviceCreationError as error:
+        print(f"xpuc compile: no device {args.device or '(default)'}: {error}", file=sys.stderr)
+        return 1
+    try:
+        compiled = aot.compile_module(args.module, device)
+    except aot.SourceError as error:
+        print(error, file=sys.stderr)
+        return 1
+    if args.emit == aot.BINARY_STAGE:
+        for path in aot.write_binaries(compiled, args.output):
+            print(path)
+    elif args.emit:
+        sys.stdout.write(aot.emit_text(compiled, args.emit))
+    else:
+        for function in compiled:
+            print(aot.summary(function, device))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     import xpuc  # noqa: F401  (configures the OpenCL loader before dpctl loads)
+    from xpuc.aot import BINARY_STAGE, TEXT_STAGES
 
     parser = argparse.ArgumentParser(prog="xpuc", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("devices", help="list SYCL devices and the default one").set_defaults(
         run=_devices
     )
+    compile_parser = commands.add_parser(
+        "compile", help="compile the xpuc.jit functions of a file for their explicit signatures"
+    )
+    compile_parser.add_argument("module", help="the Python file to compile")
+    compile_parser.add_argument("--device", help="a SYCL filter string (default: dpctl's default)")
+    compile_parser.add_argument(
+        "--emit", choices=(*TEXT_STAGES, BINARY_STAGE),
+        help=f"print the MLIR of a stage, or write SPIR-V binaries with {BINARY_STAGE}",
+    )
+    compile_parser.add_argument("-o", dest="output", metavar="DIR",
+                                help=f"where --emit {BINARY_STAGE} writes its files")
+    compile_parser.set_defaults(run=_compile)
     args = parser.parse_args(argv)
+    if args.command == "compile" and (args.emit == BINARY_STAGE) != (args.output is not None):
+        compile_parser.error(f"-o DIR goes with --emit {BINARY_STAGE}, and only with it")
     return args.run(args)
 
 

@@ -10,7 +10,6 @@ import time
 
 import numba
 import numpy as np
-
 import xpuc
 
 
@@ -55,7 +54,8 @@ def main() -> None:
     print(f"  mean call {call.mean():.6f}, mean put {put.mean():.6f}")
     print(f"  max |device - CPU| = {max(abs(call - cpu_call).max(), abs(put - cpu_put).max()):.2e}")
     print(f"  first call {first * 1e3:.0f} ms (compiles), next call {steady * 1e3:.1f} ms; "
-          f"{stats['kernel_launches']} kernel launches, {stats['kernels_compiled']} kernel compiled")
+          f"{stats['kernel_launches']} kernel launches, "
+          f"{stats['kernels_compiled']} kernel compiled")
 
 
 if __name__ == "__main__":

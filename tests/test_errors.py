@@ -4,7 +4,6 @@
 import numba
 import numpy as np
 import pytest
-
 import xpuc
 
 DEVICE = "opencl:cpu"
@@ -98,3 +97,13 @@ def test_errors_share_a_base_and_placement_error_is_dpctls():
 def test_object_mode_is_refused():
     with pytest.raises(xpuc.ConflictingOptionsError):
         xpuc.jit(forceobj=True)(lambda a: a)
+
+
+def test_four_dimensional_parfor_is_refused():
+    @xpuc.jit
+    def add(a):
+        return a + 1.0
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        add(np.ones((2, 2, 2, 2)))
+    assert "4 dimensions" in str(info.value)

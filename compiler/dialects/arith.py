@@ -259,7 +259,8 @@ def _min_max(float_op: str, signed_op: str, unsigned_op: str):
         t = args[0].type
         if t.kind == "b":
             return binary(b, "arith.andi" if "min" in signed_op else "arith.ori", *args)
-        return binary(b, float_op if t.is_float else signed_op if t.is_signed else unsigned_op, *args)
+        op = float_op if t.is_float else signed_op if t.is_signed else unsigned_op
+        return binary(b, op, *args)
 
     return emit
 
@@ -275,6 +276,15 @@ rule(np.fmax)(_min_max("arith.maxnumf", "arith.maxsi", "arith.maxui"))
 def _square(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     (x,) = args
     return binary(b, "arith.mulf" if x.type.is_float else "arith.muli", x, x)
+
+
+
+@rule(np.where)
+def _where(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+    if len(args) != 3:
+        raise UnsupportedError("np.where with one argument")
+    cond, if_true, if_false = args
+    return select(b, cast(b, cond, BOOL), cast(b, if_true, result), cast(b, if_false, result))
 
 
 __all__ = ["binary", "cast", "compare", "select"]

@@ -135,7 +135,8 @@ def _sign(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     (x,) = args
     zero, one = b.constant(0, x.type), b.constant(1, x.type)
     minus_one = b.constant(-1, x.type)
-    signed = select(b, compare(b, "lt", x, zero), minus_one, select(b, compare(b, "gt", x, zero), one, zero))
+    positive = select(b, compare(b, "gt", x, zero), one, zero)
+    signed = select(b, compare(b, "lt", x, zero), minus_one, positive)
     if x.type.is_float:  # sign(nan) is nan
         return select(b, compare(b, "ne", x, x), x, signed)
     return signed

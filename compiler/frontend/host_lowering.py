@@ -197,7 +197,7 @@ class _HostEmitter:
         for launch in plan.launches:
             nargs = len(launch.args)
             slots = cgutils.alloca_once(b, _I64, size=max(nargs, 1))
-            for k, (value_number, kind) in enumerate(launch.args):
+            for k, (value_number, _) in enumerate(launch.args):
                 b.store(values[value_number], b.gep(slots, [_I32(k)]))
             kinds = cgutils.global_constant(
                 module, f"{self.kernel.name}.{launch.kernel_name}.kinds",

@@ -13,12 +13,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 
+import numpy as np
 from numba.core import ir, types
 from numba.parfors.parfor import Parfor
 
-from ..dialects import BOOL, F32, F64, INDEX, Builder, ScalarType, Value, lookup_rule
-from ..dialects import arith, memref, scf
+from ..dialects import (
+    BOOL,
+    F32,
+    F64,
+    INDEX,
+    Builder,
+    ScalarType,
+    Value,
+    arith,
+    lookup_rule,
+    memref,
+    scf,
+)
 from ..errors import UnsupportedError
 
 
@@ -27,7 +40,8 @@ class KernelParam:
     """One argument of the kernel function and where the host gets it.
 
     kind: ``array`` (device copy of array ``var``), ``dim`` (``var.shape[axis]``),
-    ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of loop nest ``axis``, held in ``var``), ``scalar``.
+    ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of
+    loop nest ``axis``, held in ``var``), ``scalar``.
     """
 
     kind: str
@@ -58,6 +72,9 @@ class ParforKernel:
 def scalar_type(nbtype: types.Type, what: str, loc: ir.Loc) -> ScalarType:
     """The ScalarType of a Numba scalar type, or UnsupportedError."""
     nbtype = types.unliteral(nbtype)
+    if isinstance(nbtype, types.Array) and nbtype.ndim == 0:
+        # what NumPy functions of scalars return (np.where): a scalar in a body
+        nbtype = nbtype.dtype
     if isinstance(nbtype, types.Boolean):
         return BOOL
     if isinstance(nbtype, types.Integer):
@@ -167,10 +184,8 @@ def _assign(t: _Translation, stmt: ir.Assign) -> None:
     rhs, target = stmt.value, stmt.target
     if isinstance(rhs, ir.Var):
         t.env[target.name] = t.env[rhs.name]
-    elif isinstance(rhs, ir.Const):
-        t.env[target.name] = _constant(t, rhs.value, target, stmt.loc)
-    elif isinstance(rhs, (ir.Global, ir.FreeVar)):
-        t.env[target.name] = _global(t, rhs.value, target, stmt.loc)
+    elif isinstance(rhs, (ir.Const, ir.Global, ir.FreeVar)):
+        t.env[target.name] = _literal(t, rhs.value, target, stmt.loc)
     elif isinstance(rhs, ir.Expr):
         handler = _EXPR_RULES.get(rhs.op)
         if handler is None:
@@ -180,18 +195,14 @@ def _assign(t: _Translation, stmt: ir.Assign) -> None:
         raise UnsupportedError(f"{_where(stmt.loc)}: {type(rhs).__name__} in a parfor body")
 
 
-def _constant(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> object:
+def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> object:
+    """A constant or global: a number becomes an SSA constant, a module or
+    function a callee to look up rules by."""
     if isinstance(value, (bool, int, float)):
         return t.b.constant(value, t.typed(target))
-    return _global(t, value, target, loc)
-
-
-def _global(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> object:
-    if isinstance(value, (bool, int, float)):
-        return t.b.constant(value, t.typed(target))
-    if callable(value) or type(value).__name__ == "module":
+    if callable(value) or isinstance(value, ModuleType):
         return _Callee(value)
-    raise UnsupportedError(f"{_where(loc)}: global {value!r} in a parfor body")
+    raise UnsupportedError(f"{_where(loc)}: constant {value!r} in a parfor body")
 
 
 def _apply_rule(t: _Translation, key: object, operands: list[Value], expr: ir.Expr,
@@ -237,7 +248,7 @@ def _call(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
 
 
 def _name(obj: object) -> str:
-    module = getattr(obj, "__module__", None) or ("numpy" if type(obj).__name__ == "ufunc" else "")
+    module = getattr(obj, "__module__", None) or ("numpy" if isinstance(obj, np.ufunc) else "")
     name = getattr(obj, "__name__", repr(obj))
     return f"{module}.{name}" if module and module != "builtins" else name
 
@@ -394,6 +405,11 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
         raise UnsupportedError(
             f"{_where(parfor.loc)}: variable(s) {', '.join(sorted(parfor.races))} assigned in "
             "the loop and read after it"
+        )
+    if len(parfor.loop_nests) > 3:
+        raise UnsupportedError(
+            f"{_where(parfor.loc)}: a parfor of {len(parfor.loop_nests)} dimensions "
+            "(kernels have at most 3)"
         )
     t = _Translation(parfor, typemap, calltypes)
     _bind_params(t)

@@ -1,0 +1,189 @@
+"""Ahead-of-time compilation of the ``xpuc.jit`` functions of a source file,
+for ``xpuc compile``: every explicit signature of every such function defined
+in the file is compiled for one device, exactly as a first call under a device
+context would compile it."""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+import dpctl
+from numba.core.errors import NumbaError
+
+from .dispatcher import JitFunction
+from .errors import XpucError
+from .frontend import CompiledParfor
+from .passes import STAGES
+
+# ``Lowered.spirv`` is what the last stage produces; the others keep MLIR text
+BINARY_STAGE = STAGES[-1].name
+TEXT_STAGES = tuple(stage.name for stage in STAGES[:-1])
+
+
+class SourceError(XpucError):
+    """An error in the compiled file; the message starts with ``file:line:``."""
+
+
+@dataclass
+class CompiledSignature:
+    signature: str  # the argument types, as Numba spells them
+    parfors: list[CompiledParfor]
+
+
+@dataclass
+class CompiledFunction:
+    function: JitFunction
+    signatures: list[CompiledSignature]
+
+    @property
+    def qualname(self) -> str:
+        return self.function.py_func.__qualname__
+
+
+# a message that already says where (as UnsupportedError's do)
+_LOCATED = re.compile(r"[^\s:][^:\n]*:\d+: ")
+
+
+def _line_in(path: str, error: BaseException) -> int | None:
+    """The innermost line of ``path`` in ``error``'s traceback."""
+    lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
+             if frame.filename == path]
+    return lines[-1] if lines else None
+
+
+def _located(path: str, line: int | None, error: BaseException) -> SourceError:
+    where = f"{path}:{line}" if line is not None else path
+    return SourceError(f"{where}: {type(error).__name__}: {str(error).strip()}")
+
+
+def load_module(path: str) -> dict[str, Any]:
+    """Run the file at ``path`` as a module (not as ``__main__``) and return its
+    globals; any exception it raises becomes a SourceError."""
+    directory = os.path.dirname(os.path.abspath(path))
+    # as ``python path`` would, so that the file can import its neighbours
+    sys.path.insert(0, directory)
+    try:
+        return runpy.run_path(path, run_name=os.path.splitext(os.path.basename(path))[0])
+    except SyntaxError as error:
+        raise SourceError(f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}") from None
+    except NumbaError as error:  # typing, by the eager CPU compile of a signature
+        if error.loc is not None:
+            raise _located(error.loc.filename, error.loc.line, error) from None
+        raise _located(path, _line_in(path, error), error) from None
+    except Exception as error:  # noqa: BLE001 (whatever the file raises, it failed to load)
+        raise _located(path, _line_in(path, error), error) from None
+    finally:
+        sys.path.remove(directory)
+
+
+def jit_functions(namespace: dict[str, Any], path: str) -> list[JitFunction]:
+    """The ``xpuc.jit`` functions defined in ``path`` (not imported into it),
+    once each, in definition order."""
+    found = {id(value): value for value in namespace.values()
+             if isinstance(value, JitFunction) and value.py_func.__code__.co_filename == path}
+    return sorted(found.values(), key=lambda fn: fn.py_func.__code__.co_firstlineno)
+
+
+def _function_error(fn: JitFunction, error: BaseException) -> SourceError:
+    code = fn.py_func.__code__
+    if isinstance(error, NumbaError) and error.loc is not None:
+        return _located(error.loc.filename, error.loc.line, error)
+    message = str(error).strip()
+    if _LOCATED.match(message):
+        return SourceError(message)
+    return SourceError(f"{code.co_filename}:{code.co_firstlineno}: "
+                       f"{fn.py_func.__qualname__}: {message}")
+
+
+def compile_function(fn: JitFunction, device: dpctl.SyclDevice) -> CompiledFunction:
+    """Compile each explicit signature of ``fn`` for ``device``."""
+    if fn._options.get("parallel", True) is False:
+        code = fn.py_func.__code__
+        raise SourceError(f"{code.co_filename}:{code.co_firstlineno}: {fn.py_func.__qualname__} "
+                          "was given parallel=False, so it never offloads")
+    try:
+        # built with explicit signatures, the dispatcher compiles them eagerly
+        dispatcher, offload = fn._for_device(device)
+    except (NumbaError, XpucError) as error:
+        raise _function_error(fn, error) from None
+    return CompiledFunction(fn, [
+        CompiledSignature(f"({', '.join(map(str, argtypes))})",
+                          offload.compiled.get(tuple(argtypes), []))
+        for argtypes in dispatcher.signatures
+    ])
+
+
+def compile_module(path: str, device: dpctl.SyclDevice) -> list[CompiledFunction]:
+    """Compile every ``xpuc.jit`` function of ``path`` that has explicit
+    signatures; a file without any is a SourceError. Functions without
+    signatures are named on stderr and skipped."""
+    functions = jit_functions(load_module(path), path)
+    for fn in functions:
+        if not fn._signatures:
+            print(f"{path}:{fn.py_func.__code__.co_firstlineno}: note: {fn.py_func.__qualname__} "
+                  "has no explicit signatures, not compiled", file=sys.stderr)
+    with_signatures = [fn for fn in functions if fn._signatures]
+    if not with_signatures:
+        raise SourceError(
+            f"{path}: no xpuc.jit function with explicit signatures to compile "
+            '(give them as in @xpuc.jit("float64[::1](float64[::1])"))'
+        )
+    return [compile_function(fn, device) for fn in with_signatures]
+
+
+def header(function: CompiledFunction, signature: CompiledSignature,
+           parfor: CompiledParfor) -> str:
+    """The comment line that precedes each parfor's MLIR in ``--emit`` output."""
+    return (f"// xpuc: function {function.qualname} signature {signature.signature} "
+            f"parfor {parfor.kernel.name}")
+
+
+def emit_text(compiled: list[CompiledFunction], stage: str) -> str:
+    """The MLIR of ``stage`` for every parfor, each after its header line."""
+    parts = []
+    for function in compiled:
+        for signature in function.signatures:
+            if not signature.parfors:
+                parts.append(f"// xpuc: function {function.qualname} signature "
+                             f"{signature.signature} has no parfors\n")
+            for parfor in signature.parfors:
+                parts.append(f"{header(function, signature, parfor)}\n"
+                             f"{parfor.lowered.text(stage)}")
+    return "".join(parts)
+
+
+def write_binaries(compiled: list[CompiledFunction], directory: str) -> list[str]:
+    """Write each kernel's SPIR-V module to ``directory``/``<kernel name>.spv``
+    and return the paths. The kernels of a function's signatures share names,
+    so a repeated name gets a counter: ``<kernel name>.1.spv``."""
+    os.makedirs(directory, exist_ok=True)
+    paths, seen = [], {}
+    for function in compiled:
+        for signature in function.signatures:
+            for parfor in signature.parfors:
+                for launch in parfor.lowered.plan.launches:
+                    name = launch.kernel_name
+                    repeat = seen.get(name, 0)
+                    seen[name] = repeat + 1
+                    filename = f"{name}.{repeat}.spv" if repeat else f"{name}.spv"
+                    path = os.path.join(directory, filename)
+                    with open(path, "wb") as out:
+                        out.write(parfor.lowered.spirv)
+                    paths.append(path)
+    return paths
+
+
+def summary(function: CompiledFunction, device: dpctl.SyclDevice) -> str:
+    """One line saying what compiling ``function`` produced."""
+    kernels = [launch.kernel_name for signature in function.signatures
+               for parfor in signature.parfors for launch in parfor.lowered.plan.launches]
+    count = len(function.signatures)
+    return (f"{function.qualname}: {count} signature{'s' if count != 1 else ''}, "
+            f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''} for "
+            f"{device.filter_string}" + (f" ({', '.join(kernels)})" if kernels else ""))
