@@ -21,9 +21,9 @@ from .errors import XpucError
 from .frontend import CompiledParfor
 from .passes import STAGES
 
-# ``Lowered.spirv`` is what the last stage produces; the others keep MLIR text
+# the last stage serializes the kernels (``Lowered.spirv``); for the others,
+# --emit prints the MLIR text they leave
 BINARY_STAGE = STAGES[-1].name
-TEXT_STAGES = tuple(stage.name for stage in STAGES[:-1])
 
 
 class SourceError(XpucError):
@@ -65,11 +65,15 @@ def _located(path: str, line: int | None, error: BaseException) -> SourceError:
 def load_module(path: str) -> dict[str, Any]:
     """Run the file at ``path`` as a module (not as ``__main__``) and return its
     globals; any exception it raises becomes a SourceError."""
+    if not os.path.isfile(path):
+        # run_path would also run a directory's __main__.py
+        raise SourceError(f"{path}: {'not a file' if os.path.exists(path) else 'no such file'}")
     directory = os.path.dirname(os.path.abspath(path))
     # as ``python path`` would, so that the file can import its neighbours
     sys.path.insert(0, directory)
     try:
-        return runpy.run_path(path, run_name=os.path.splitext(os.path.basename(path))[0])
+        # a name no module has: sys.modules holds the file under it while it runs
+        return runpy.run_path(path, run_name="__xpuc_compile__")
     except SyntaxError as error:
         raise SourceError(f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}") from None
     except NumbaError as error:  # typing, by the eager CPU compile of a signature

@@ -41,7 +41,12 @@ def _compile(args: argparse.Namespace) -> int:
         print(error, file=sys.stderr)
         return 1
     if args.emit == aot.BINARY_STAGE:
-        for path in aot.write_binaries(compiled, args.output):
+        try:
+            paths = aot.write_binaries(compiled, args.output)
+        except OSError as error:
+            print(f"xpuc compile: cannot write to {args.output}: {error}", file=sys.stderr)
+            return 1
+        for path in paths:
             print(path)
     elif args.emit:
         sys.stdout.write(aot.emit_text(compiled, args.emit))
@@ -53,7 +58,8 @@ def _compile(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     import xpuc  # noqa: F401  (configures the OpenCL loader before dpctl loads)
-    from xpuc.aot import BINARY_STAGE, TEXT_STAGES
+    from xpuc.aot import BINARY_STAGE
+    from xpuc.passes import STAGES
 
     parser = argparse.ArgumentParser(prog="xpuc", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -66,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     compile_parser.add_argument("module", help="the Python file to compile")
     compile_parser.add_argument("--device", help="a SYCL filter string (default: dpctl's default)")
     compile_parser.add_argument(
-        "--emit", choices=(*TEXT_STAGES, BINARY_STAGE),
+        "--emit", choices=[stage.name for stage in STAGES],
         help=f"print the MLIR of a stage, or write SPIR-V binaries with {BINARY_STAGE}",
     )
     compile_parser.add_argument("-o", dest="output", metavar="DIR",

@@ -3,6 +3,7 @@
  * and launch waits for its event, so no call leaves work in flight. */
 #include "xpuc_runtime.h"
 
+#include <dlfcn.h>
 #include <dpctl_sycl_interface.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -27,7 +28,7 @@ struct xpuc_queue {
 
 /* ---- errors and statistics --------------------------------------------- */
 
-static _Thread_local char last_error[1024];
+static _Thread_local char last_error[4096]; /* room for a build log */
 
 __attribute__((format(printf, 2, 3))) static int fail(int status, const char *fmt, ...)
 {
@@ -212,8 +213,8 @@ int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nby
 
 static int no_call(const char *what)
 {
-    return fail(XPUC_ERR_INVALID, "xpuc: %s outside a call: xpuc_call_begin was not called on this thread",
-                what);
+    return fail(XPUC_ERR_INVALID,
+                "xpuc: %s outside a call: xpuc_call_begin was not called on this thread", what);
 }
 
 int xpuc_call_begin(xpuc_queue *queue)
@@ -324,10 +325,14 @@ int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out)
     if (!call.queue)
         return no_call("xpuc_buffer_release");
     buffer *b = find_buffer(host);
-    if (!b || nbytes < 0 || nbytes > b->capacity)
+    if (!b)
         return fail(XPUC_ERR_INVALID,
-                    "xpuc: xpuc_buffer_release of %lld bytes at %p, which this call did not acquire",
-                    (long long)nbytes, host);
+                    "xpuc: xpuc_buffer_release of %p, which this call did not acquire", host);
+    if (nbytes < 0 || nbytes > b->capacity)
+        return fail(XPUC_ERR_INVALID,
+                    "xpuc: xpuc_buffer_release of %lld bytes at %p, which has only %lld bytes "
+                    "on the device",
+                    (long long)nbytes, host, (long long)b->capacity);
     return copy_out ? xpuc_copy_to_host(call.queue, host, b->device, nbytes) : XPUC_OK;
 }
 
@@ -339,6 +344,7 @@ int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out)
 typedef struct cached_kernel {
     struct cached_kernel *next;
     DPCTLSyclKernelRef kernel;
+    size_t num_args;
     char name[];
 } cached_kernel;
 
@@ -355,22 +361,162 @@ typedef struct cached_module {
 static cached_module *modules;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static uint32_t spirv_word(const void *spirv, int64_t i)
+{
+    uint32_t word; /* memcpy: the module need not be 4-byte aligned */
+    memcpy(&word, (const char *)spirv + 4 * i, sizeof word);
+    return word;
+}
+
+/* The reason `spirv` is not a well-formed SPIR-V word stream, or NULL. Intel's
+ * OpenCL CPU runtime crashes or hangs on such input (a zero word count, an
+ * instruction running past the end, a truncated module) instead of failing
+ * the build. This is no validation: spirv-val is the tool for that. */
+static const char *malformed_spirv(const void *spirv, int64_t length)
+{
+    if (length % 4 != 0 || length < 20)
+        return "not a whole number of words, or shorter than the 5-word header";
+    if (spirv_word(spirv, 0) != 0x07230203u)
+        return "no SPIR-V magic number (in host byte order)";
+    int64_t count = length / 4, size, last = 0;
+    for (int64_t i = 5; i < count; i += size) {
+        size = spirv_word(spirv, i) >> 16;
+        if (size == 0 || i + size > count)
+            return "an instruction with a zero word count or running past the end";
+        last = i;
+    }
+    /* A module cut at an instruction boundary crashes the driver too. */
+    if (last == 0 || (spirv_word(spirv, last) & 0xFFFFu) != 56 /* OpFunctionEnd */)
+        return "it does not end with OpFunctionEnd (truncated?)";
+    return NULL;
+}
+
+/* ---- build logs ------------------------------------------------------------ */
+
+/* dpctl's C API reports a failed build without the compiler's log. On OpenCL
+ * the log is worth a second build, on this failure path only: through the
+ * OpenCL library the SYCL runtime has loaded, for the device of the same name.
+ * The few OpenCL declarations needed are spelled out (no CL headers here). */
+typedef int32_t cl_int;
+typedef uint32_t cl_uint;
+enum { CL_DEVICE_NAME = 0x102B, CL_PROGRAM_BUILD_LOG = 0x1183 };
+#define CL_DEVICE_TYPE_ALL 0xFFFFFFFFull
+
+typedef struct {
+    cl_int (*GetPlatformIDs)(cl_uint, void **, cl_uint *);
+    cl_int (*GetDeviceIDs)(void *, uint64_t, cl_uint, void **, cl_uint *);
+    cl_int (*GetDeviceInfo)(void *, cl_uint, size_t, void *, size_t *);
+    void *(*CreateContext)(const intptr_t *, cl_uint, void **, void *, void *, cl_int *);
+    void *(*CreateProgramWithIL)(void *, const void *, size_t, cl_int *);
+    cl_int (*BuildProgram)(void *, cl_uint, void **, const char *, void *, void *);
+    cl_int (*GetProgramBuildInfo)(void *, void *, cl_uint, size_t, void *, size_t *);
+    cl_int (*ReleaseProgram)(void *);
+    cl_int (*ReleaseContext)(void *);
+} opencl_api;
+
+static bool load_opencl(void *library, opencl_api *cl)
+{
+    static const char *const names[] = {
+        "clGetPlatformIDs", "clGetDeviceIDs",        "clGetDeviceInfo",
+        "clCreateContext",  "clCreateProgramWithIL", "clBuildProgram",
+        "clGetProgramBuildInfo", "clReleaseProgram", "clReleaseContext",
+    };
+    void *symbols[sizeof names / sizeof *names];
+    _Static_assert(sizeof symbols == sizeof(opencl_api), "one symbol per opencl_api entry");
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!(symbols[i] = dlsym(library, names[i])))
+            return false;
+    /* POSIX guarantees dlsym's object pointers convert to function pointers. */
+    memcpy(cl, symbols, sizeof symbols);
+    return true;
+}
+
+static void *find_opencl_device(const opencl_api *cl, const char *device_name)
+{
+    void *platforms[16], *devices[64];
+    cl_uint nplatforms = 0, ndevices = 0;
+    char name[256];
+    if (cl->GetPlatformIDs(16, platforms, &nplatforms) != 0)
+        return NULL;
+    for (cl_uint p = 0; p < nplatforms && p < 16; p++) {
+        if (cl->GetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 64, devices, &ndevices) != 0)
+            continue;
+        for (cl_uint d = 0; d < ndevices && d < 64; d++)
+            if (cl->GetDeviceInfo(devices[d], CL_DEVICE_NAME, sizeof name, name, NULL) == 0 &&
+                strcmp(name, device_name) == 0)
+                return devices[d];
+    }
+    return NULL;
+}
+
+/* The OpenCL build log of `spirv` for the device named `device_name`, into
+ * `log` (truncated to `size`); empty if there is none to be had. */
+static void opencl_build_log(const char *device_name, const void *spirv, size_t length,
+                             char *log, size_t size)
+{
+    log[0] = '\0';
+    void *library = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!library)
+        return;
+    opencl_api cl;
+    void *device = load_opencl(library, &cl) ? find_opencl_device(&cl, device_name) : NULL;
+    cl_int err;
+    void *context = device ? cl.CreateContext(NULL, 1, &device, NULL, NULL, &err) : NULL;
+    void *program = context ? cl.CreateProgramWithIL(context, spirv, length, &err) : NULL;
+    size_t needed = 0;
+    char *full = NULL;
+    if (program && cl.BuildProgram(program, 1, &device, "", NULL, NULL) != 0 &&
+        cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &needed) == 0 &&
+        (full = calloc(1, needed + 1)) &&
+        cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, needed, full, NULL) == 0)
+        snprintf(log, size, "%s", full);
+    free(full);
+    if (program)
+        cl.ReleaseProgram(program);
+    if (context)
+        cl.ReleaseContext(context);
+    dlclose(library);
+    for (size_t n = strlen(log); n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' '); n--)
+        log[n - 1] = '\0';
+}
+
+static int build_failed(xpuc_queue *q, uint64_t hash, int64_t length, const char *kernel_name,
+                        const char *reason)
+{
+    return fail(XPUC_ERR_BUILD,
+                "xpuc: build of SPIR-V module %016llx (%lld bytes, for kernel '%s') failed on "
+                "device '%s': %s",
+                (unsigned long long)hash, (long long)length, kernel_name, q->device_name, reason);
+}
+
 static int build_module(xpuc_queue *q, const void *spirv, int64_t length, uint64_t hash,
                         const char *kernel_name, cached_module **out)
 {
     COUNT(kernel_builds, 1);
+    char reason[3072];
+    const char *malformed = malformed_spirv(spirv, length);
+    if (malformed) {
+        snprintf(reason, sizeof reason, "malformed module: %s", malformed);
+        return build_failed(q, hash, length, kernel_name, reason);
+    }
     cached_module *m = calloc(1, sizeof *m);
     if (!m)
         return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory caching a module");
-    m->bundle = DPCTLKernelBundle_CreateFromSpirv(q->context, q->device, spirv, (size_t)length, NULL);
+    m->bundle =
+        DPCTLKernelBundle_CreateFromSpirv(q->context, q->device, spirv, (size_t)length, NULL);
     if (!m->bundle) {
         free(m);
-        /* dpctl's C API keeps the build log to itself; DPCTL_VERBOSITY=error
-         * makes it print at least the OpenCL error code on stderr. */
-        return fail(XPUC_ERR_BUILD,
-                    "xpuc: build of SPIR-V module %016llx (%lld bytes, for kernel '%s') "
-                    "failed on device '%s' (set DPCTL_VERBOSITY=error for dpctl's reason)",
-                    (unsigned long long)hash, (long long)length, kernel_name, q->device_name);
+        char log[2048];
+        if (DPCTLQueue_GetBackend(q->ref) == DPCTL_OPENCL)
+            opencl_build_log(q->device_name, spirv, (size_t)length, log, sizeof log);
+        else
+            log[0] = '\0';
+        if (log[0])
+            snprintf(reason, sizeof reason, "build log:\n%s", log);
+        else
+            snprintf(reason, sizeof reason, "no build log (DPCTL_VERBOSITY=warning makes dpctl "
+                                            "print its reason on stderr)");
+        return build_failed(q, hash, length, kernel_name, reason);
     }
     m->context = DPCTLContext_Copy(q->context);
     m->device = DPCTLDevice_Copy(q->device);
@@ -384,7 +530,7 @@ static int build_module(xpuc_queue *q, const void *spirv, int64_t length, uint64
 
 /* Called with cache_lock held. */
 static int lookup_kernel(xpuc_queue *q, const void *spirv, int64_t length, uint64_t hash,
-                         const char *kernel_name, DPCTLSyclKernelRef *out)
+                         const char *kernel_name, cached_kernel **out)
 {
     cached_module *m = modules;
     while (m && !(m->hash == hash && m->length == length &&
@@ -412,22 +558,23 @@ static int lookup_kernel(xpuc_queue *q, const void *spirv, int64_t length, uint6
                         "xpuc: no kernel '%s' in SPIR-V module %016llx built for device '%s'",
                         kernel_name, (unsigned long long)hash, q->device_name);
         }
+        k->num_args = DPCTLKernel_GetNumArgs(k->kernel);
         memcpy(k->name, kernel_name, name_size);
         k->next = m->kernels;
         m->kernels = k;
     }
     if (!built)
         COUNT(kernel_cache_hits, 1);
-    *out = k->kernel;
+    *out = k;
     return XPUC_OK;
 }
 
 /* ---- launches --------------------------------------------------------------- */
 
 static const DPCTLKernelArgType dpctl_arg_types[] = {
-    [XPUC_ARG_PTR] = DPCTL_VOID_PTR,    [XPUC_ARG_I8] = DPCTL_INT8_T,
-    [XPUC_ARG_I32] = DPCTL_INT32_T,     [XPUC_ARG_I64] = DPCTL_INT64_T,
-    [XPUC_ARG_F32] = DPCTL_FLOAT32_T,   [XPUC_ARG_F64] = DPCTL_FLOAT64_T,
+    [XPUC_ARG_PTR] = DPCTL_VOID_PTR,  [XPUC_ARG_I8] = DPCTL_INT8_T,
+    [XPUC_ARG_I32] = DPCTL_INT32_T,   [XPUC_ARG_I64] = DPCTL_INT64_T,
+    [XPUC_ARG_F32] = DPCTL_FLOAT32_T, [XPUC_ARG_F64] = DPCTL_FLOAT64_T,
 };
 
 /* "(x, y, z)" of the first ndim sizes, for messages. */
@@ -442,6 +589,18 @@ static const char *format_sizes(char *out, size_t size, const int64_t *sizes, in
     return out;
 }
 
+/* A failed launch of `name`, with its sizes in SPIR-V order. */
+static int launch_failed(int status, xpuc_queue *q, const char *name, const char *problem,
+                         const int64_t *global, const int64_t *local, int32_t ndim)
+{
+    char gtext[80], ltext[80];
+    return fail(status,
+                "xpuc: launch of kernel '%s' failed on device '%s': %s (global size %s, "
+                "local size %s)",
+                name, q->device_name, problem, format_sizes(gtext, sizeof gtext, global, ndim),
+                format_sizes(ltext, sizeof ltext, local, ndim));
+}
+
 int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
                 const char *kernel_name, const uint64_t *arg_slots,
                 const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
@@ -454,68 +613,72 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
     if (!spirv || spirv_len <= 0 || !kernel_name || ndim < 1 || ndim > 3 || !global ||
         nargs < 0 || nargs > XPUC_MAX_KERNEL_ARGS || (nargs > 0 && (!arg_slots || !arg_kinds)))
         return fail(XPUC_ERR_INVALID,
-                    "xpuc: launch of kernel '%s' on device '%s': bad arguments "
+                    "xpuc: launch of kernel '%s' failed on device '%s': bad arguments "
                     "(%d kernel arguments, at most %d; %d dimensions)",
                     name, q->device_name, (int)nargs, XPUC_MAX_KERNEL_ARGS, (int)ndim);
 
-    char gtext[80], ltext[80];
-    format_sizes(gtext, sizeof gtext, global, ndim);
-    format_sizes(ltext, sizeof ltext, local, ndim);
     /* SYCL's last dimension is SPIR-V's x. */
     size_t grange[3], lrange[3];
-    bool has_local = false, empty = false;
+    bool has_local = false, all_local = true, empty = false;
     for (int32_t i = 0; i < ndim; i++) {
         int64_t g = global[ndim - 1 - i], l = local ? local[ndim - 1 - i] : 0;
-        if (g < 0 || l < 0 || (l > 0 && g % l != 0))
-            return fail(XPUC_ERR_INVALID,
-                        "xpuc: launch of kernel '%s' on device '%s': global size %s is not "
-                        "a multiple of local size %s",
-                        name, q->device_name, gtext, ltext);
+        if (g < 0 || l < 0)
+            return launch_failed(XPUC_ERR_INVALID, q, name, "negative size", global, local,
+                                 ndim);
+        if (l > 0 && g % l != 0)
+            return launch_failed(XPUC_ERR_INVALID, q, name,
+                                 "global size not a multiple of local size", global, local,
+                                 ndim);
         grange[i] = (size_t)g;
         lrange[i] = (size_t)l;
         has_local |= l > 0;
+        all_local &= l > 0;
         empty |= g == 0;
     }
-    for (int32_t i = 0; i < ndim; i++)
-        if (has_local && lrange[i] == 0)
-            return fail(XPUC_ERR_INVALID,
-                        "xpuc: launch of kernel '%s' on device '%s': local size %s must be "
-                        "all zero or all positive",
-                        name, q->device_name, ltext);
+    if (has_local && !all_local)
+        return launch_failed(XPUC_ERR_INVALID, q, name,
+                             "local size must be all zero or all positive", global, local, ndim);
 
     void *args[XPUC_MAX_KERNEL_ARGS];
     DPCTLKernelArgType types[XPUC_MAX_KERNEL_ARGS];
     for (int32_t i = 0; i < nargs; i++) {
         if (arg_kinds[i] < XPUC_ARG_PTR || arg_kinds[i] > XPUC_ARG_F64)
             return fail(XPUC_ERR_INVALID,
-                        "xpuc: launch of kernel '%s': argument %d has unknown kind %d", name,
-                        (int)i, (int)arg_kinds[i]);
+                        "xpuc: launch of kernel '%s' failed on device '%s': argument %d has "
+                        "unknown kind %d",
+                        name, q->device_name, (int)i, (int)arg_kinds[i]);
         types[i] = dpctl_arg_types[arg_kinds[i]];
         /* dpctl reads scalars through the pointer and never writes them. */
         args[i] = arg_kinds[i] == XPUC_ARG_PTR ? (void *)(uintptr_t)arg_slots[i]
                                                : (void *)&arg_slots[i];
     }
 
-    DPCTLSyclKernelRef kernel = NULL;
+    cached_kernel *kernel = NULL;
     pthread_mutex_lock(&cache_lock);
     int status = lookup_kernel(q, spirv, spirv_len, spirv_hash, kernel_name, &kernel);
     pthread_mutex_unlock(&cache_lock);
     if (status != XPUC_OK)
         return status;
+    /* SYCL would reject the submission without saying why. */
+    if (kernel->num_args != (size_t)nargs)
+        return fail(XPUC_ERR_INVALID,
+                    "xpuc: launch of kernel '%s' failed on device '%s': it takes %zu "
+                    "arguments, not %d",
+                    name, q->device_name, kernel->num_args, (int)nargs);
 
-    /* No work items: nothing to submit (SYCL rejects some empty nd_ranges). */
+    /* No work items: nothing to run, so nothing to submit. */
     if (!empty) {
+        DPCTLSyclKernelRef k = kernel->kernel;
+        size_t n = (size_t)nargs, dims = (size_t)ndim;
         DPCTLSyclEventRef e =
-            has_local ? DPCTLQueue_SubmitNDRange(kernel, q->ref, args, types, (size_t)nargs,
-                                                 grange, lrange, (size_t)ndim, NULL, 0)
-                      : DPCTLQueue_SubmitRange(kernel, q->ref, args, types, (size_t)nargs,
-                                               grange, (size_t)ndim, NULL, 0);
+            has_local
+                ? DPCTLQueue_SubmitNDRange(k, q->ref, args, types, n, grange, lrange, dims, NULL, 0)
+                : DPCTLQueue_SubmitRange(k, q->ref, args, types, n, grange, dims, NULL, 0);
         if (!e)
-            return fail(XPUC_ERR_LAUNCH,
-                        "xpuc: launch of kernel '%s' failed on device '%s': submission "
-                        "rejected (global size %s, local size %s; a kernel with a fixed "
-                        "work-group size needs exactly that local size)",
-                        name, q->device_name, gtext, ltext);
+            return launch_failed(XPUC_ERR_LAUNCH, q, name,
+                                 "SYCL refused the submission (a kernel with a fixed "
+                                 "work-group size needs exactly that local size)",
+                                 global, local, ndim);
         DPCTLEvent_Wait(e);
         DPCTLEvent_Delete(e);
     }

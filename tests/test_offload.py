@@ -337,3 +337,28 @@ def test_two_dimensional_views():
     for view in (a.T, a[1:-1, ::-2], np.asfortranarray(a)):
         result, _ = offload(add, view, view)
         np.testing.assert_array_equal(result, view + view)
+
+
+def test_data_movement_of_numpy_arguments():
+    """Inputs go in once, the result comes back, the freshly allocated result is
+    not copied in, and every device buffer is freed when the call returns."""
+    n = 1000
+    a, b, c = (data(n, np.float64) for _ in range(3))
+    result, _ = offload(fma, a, b, c)
+    assert isinstance(result, np.ndarray)
+    counters = xpuc.stats()
+    assert counters["h2d_bytes"] == 3 * 8 * n
+    assert counters["d2h_bytes"] == 8 * n
+    assert counters["usm_allocs"] == counters["usm_frees"] == 4
+
+
+def test_array_written_in_place_is_copied_back():
+    @xpuc.jit
+    def scale_in_place(a, s):
+        for i in numba.prange(a.shape[0]):
+            a[i] = a[i] * s
+
+    a = data(100, np.float32)
+    expected = a * np.float32(3.0)
+    offload(scale_in_place, a, np.float32(3.0))
+    np.testing.assert_array_equal(a, expected)

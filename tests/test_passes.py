@@ -23,7 +23,8 @@ from xpuc.passes.launch_plan import ARG_F32, ARG_F64, ARG_I8, ARG_I32, ARG_I64, 
 
 DATA = Path(__file__).parent / "data" / "passes"
 # inputs that lower all the way (linalg_map.mlir does not: see test_unsupported_host_op)
-KERNELS = ["math_f32", "math_f64", "int64", "grid2d", "grid3d", "two_loops", "expanded_ops"]
+KERNELS = ["math_f32", "math_f64", "int64", "grid2d", "grid3d", "two_loops", "expanded_ops",
+           "offsets"]
 TARGET = Target()
 
 
@@ -422,6 +423,19 @@ def test_run_expanded_ops(queue):
         np.testing.assert_allclose(c, np.cbrt(a), rtol=3e-16, atol=0)
         xi = (a[finite] * 1000).astype(np.int64)
     np.testing.assert_array_equal(host(q)[finite], xi // -7)
+
+
+@pytest.mark.parametrize(("lb", "ub", "step", "off"),
+                         [(-5, 5, 1, 10), (-7, 20, 3, 10), (4, 300, 5, 0), (5, 2, 2, 0),
+                          (-20, -3, 1, 20), (0, 1, 7, 0)])
+def test_run_offsets(queue, lb, ub, step, off):
+    # normalized to run from 0 by 1, the loop keeps its negative indices and steps
+    out = np.full(400, SENTINEL, np.int64)
+    d_out = device(queue, out)
+    run(queue, lowered("offsets"), [d_out, lb, ub, step, off])
+    indices = np.arange(lb, ub, step)
+    out[indices + off] = indices
+    np.testing.assert_array_equal(host(d_out), out)
 
 
 @pytest.mark.parametrize(("lb", "ub"), RANGES_1D)

@@ -42,18 +42,34 @@ def parallel_loop_dims(module: ir.Module) -> int:
     return max((len(loop.regions[0].blocks[0].arguments) for loop in loops), default=0)
 
 
-def clamp_empty_ranges(module: ir.Module) -> None:
-    """Replace each scf.parallel upper bound by ``max(upper, lower)``.
+def normalize_loops(module: ir.Module) -> None:
+    """Make each scf.parallel run from 0 by 1: ``(lb, ub, step)`` becomes
+    ``(0, ceildiv(max(ub - lb, 0), step), 1)``, and the body gets back its
+    index as ``lb + i * step``.
 
-    A loop whose upper bound is below its lower bound is empty, but the
-    work-group count derived from it would be negative; clamped, it is 0.
+    The tiled loop checks its bound with an unsigned compare, which skips
+    negative indices; and an empty range (``ub < lb``) would give a negative
+    work-group count. Normalized, indices and counts are never negative.
     """
     for loop in ops_named(module.operation, "scf.parallel"):
-        ndim = len(loop.regions[0].blocks[0].arguments)
-        with ir.InsertionPoint(loop), loop.location:
-            for axis in range(ndim):
-                lower, upper = loop.operands[axis], loop.operands[ndim + axis]
-                loop.operands[ndim + axis] = arith.maxsi(upper, lower)
+        body = loop.regions[0].blocks[0]
+        ndim = len(body.arguments)
+        operands = list(loop.operands)
+        lowers, uppers, steps = (operands[k * ndim:(k + 1) * ndim] for k in range(3))
+        with loop.location:
+            with ir.InsertionPoint(loop):
+                zero = arith.constant(ir.IndexType.get(), 0)
+                one = arith.constant(ir.IndexType.get(), 1)
+                for axis in range(ndim):
+                    extent = arith.maxsi(arith.subi(uppers[axis], lowers[axis]), zero)
+                    loop.operands[axis] = zero
+                    loop.operands[ndim + axis] = arith.ceildivsi(extent, steps[axis])
+                    loop.operands[2 * ndim + axis] = one
+            with ir.InsertionPoint.at_block_begin(body):
+                for axis, counter in enumerate(body.arguments):
+                    scaled = arith.muli(counter, steps[axis])
+                    index = arith.addi(lowers[axis], scaled)
+                    counter.replace_all_uses_except(index, scaled.owner.operation)
 
 
 def _is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:

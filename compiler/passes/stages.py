@@ -97,7 +97,7 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     ndim = rewrites.parallel_loop_dims(module)
     if not 1 <= ndim <= 3:
         raise XpucError(f"expected a parallel loop of 1 to 3 dimensions, the deepest has {ndim}")
-    rewrites.clamp_empty_ranges(module)
+    rewrites.normalize_loops(module)
     # the tiling pass takes one list of sizes for all loops: a loop with fewer
     # dimensions than the deepest one uses its leading sizes (correct, if less
     # well tuned). The frontend makes one loop per module.

@@ -1,0 +1,32 @@
+# Python's // and % on signed integers round toward minus infinity: floordivsi,
+# and a remsi whose result is moved to the divisor's sign when they differ.
+# RUN: %xpuc compile %s --emit linalg | filecheck %s
+
+import xpuc
+
+
+@xpuc.jit("int64[::1](int64[::1], int64[::1])")
+def floordiv(a, b):
+    return a // b
+
+
+@xpuc.jit("int64[::1](int64[::1], int64[::1])")
+def modulo(a, b):
+    return a % b
+
+# CHECK-LABEL: // xpuc: function floordiv
+# CHECK: %[[A:[0-9]+]] = memref.load
+# CHECK: %[[B:[0-9]+]] = memref.load
+# CHECK-NEXT: arith.floordivsi %[[A]], %[[B]] : i64
+# CHECK-NOT: arith.divsi
+# CHECK-LABEL: // xpuc: function modulo
+# CHECK: %[[A:[0-9]+]] = memref.load
+# CHECK: %[[B:[0-9]+]] = memref.load
+# CHECK-NEXT: %[[R:[0-9]+]] = arith.remsi %[[A]], %[[B]] : i64
+# CHECK: %[[RNEG:[0-9]+]] = arith.cmpi slt, %[[R]], %[[ZERO:c0_i64]] : i64
+# CHECK-NEXT: %[[BNEG:[0-9]+]] = arith.cmpi slt, %[[B]], %[[ZERO]] : i64
+# CHECK-NEXT: %[[DIFF:[0-9]+]] = arith.xori %[[RNEG]], %[[BNEG]] : i1
+# CHECK-NEXT: %[[NZ:[0-9]+]] = arith.cmpi ne, %[[R]], %[[ZERO]] : i64
+# CHECK-NEXT: %[[FIX:[0-9]+]] = arith.andi %[[NZ]], %[[DIFF]] : i1
+# CHECK-NEXT: %[[SUM:[0-9]+]] = arith.addi %[[R]], %[[B]] : i64
+# CHECK-NEXT: arith.select %[[FIX]], %[[SUM]], %[[R]] : i64

@@ -1,0 +1,22 @@
+# A 2-D 'A' array has a stride per dimension: offset = i * s0 + j * s1, where
+# a C array's offset is i * d1 + j.
+# RUN: %xpuc compile %s --emit linalg | filecheck %s
+
+import xpuc
+
+
+@xpuc.jit("float32[:, ::1](float32[:, :])")
+def twice(a):
+    return a * a
+
+# CHECK: // xpuc: function twice signature (array(float32, 2d, A))
+# CHECK: func.func @twice_parfor0(%{{arg[0-9]+}}: memref<?xf32>,
+# CHECK-SAME: %[[A:arg[0-9]+]]: memref<?xf32>, %{{arg[0-9]+}}: index, %{{arg[0-9]+}}: index,
+# CHECK-SAME: %[[S0:arg[0-9]+]]: index, %[[S1:arg[0-9]+]]: index
+# CHECK: scf.parallel (%{{arg[0-9]+}}, %{{arg[0-9]+}})
+# CHECK: %[[I:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
+# CHECK-NEXT: %[[J:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
+# CHECK-NEXT: %[[X:[0-9]+]] = arith.muli %[[I]], %[[S0]] : index
+# CHECK-NEXT: %[[Y:[0-9]+]] = arith.muli %[[J]], %[[S1]] : index
+# CHECK-NEXT: %[[OFF:[0-9]+]] = arith.addi %[[X]], %[[Y]] : index
+# CHECK-NEXT: memref.load %[[A]][%[[OFF]]] : memref<?xf32>

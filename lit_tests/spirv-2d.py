@@ -1,0 +1,17 @@
+# spirv stage of a 2-D loop: a 16x16 local size, ids read from x and y.
+# RUN: %xpuc compile %s --emit spirv | filecheck %s
+
+import xpuc
+
+
+@xpuc.jit("float32[:, ::1](float32[:, ::1], float32[:, ::1])")
+def add2(a, b):
+    return a + b
+
+# CHECK: spirv.func @add2_parfor0_kernel(
+# CHECK-DAG: spirv.CompositeExtract %{{[0-9]+}}[0 : i32] : vector<3xi64>
+# CHECK-DAG: spirv.CompositeExtract %{{[0-9]+}}[1 : i32] : vector<3xi64>
+# CHECK-NOT: spirv.CompositeExtract %{{[0-9]+}}[2 : i32]
+# CHECK: spirv.LogicalAnd
+# CHECK: spirv.FAdd %{{[0-9]+}}, %{{[0-9]+}} : f32
+# CHECK: spirv.ExecutionMode @add2_parfor0_kernel "LocalSize", 16, 16, 1
