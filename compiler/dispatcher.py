@@ -112,7 +112,11 @@ def jit(signature_or_function: Any = None, **options: Any) -> Any:
     if isinstance(signature_or_function, Dispatcher):
         merged = {**signature_or_function.targetoptions, **options}
         merged.pop("nopython", None)
-        return JitFunction(signature_or_function.py_func, None, merged)
+        # a dispatcher made with explicit signatures compiles nothing else (Numba
+        # marks it so); its signatures stay explicit, and AOT-compilable
+        fixed = not signature_or_function._can_compile
+        explicit = list(signature_or_function.signatures) if fixed else None
+        return JitFunction(signature_or_function.py_func, explicit, merged)
     if sigutils.is_signature(signature_or_function):
         signatures = [signature_or_function]
     elif isinstance(signature_or_function, list) or signature_or_function is None:

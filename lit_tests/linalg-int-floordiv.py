@@ -1,5 +1,6 @@
 # Python's // and % on signed integers round toward minus infinity: floordivsi,
-# and a remsi whose result is moved to the divisor's sign when they differ.
+# and a remsi whose result is moved to the divisor's sign when they differ. A
+# zero divisor gives 0, as in NumPy, and the division runs on a divisor of 1.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import xpuc
@@ -17,16 +18,22 @@ def modulo(a, b):
 # CHECK-LABEL: // xpuc: function floordiv
 # CHECK: %[[A:[0-9]+]] = memref.load
 # CHECK: %[[B:[0-9]+]] = memref.load
-# CHECK-NEXT: arith.floordivsi %[[A]], %[[B]] : i64
+# CHECK: %[[ZERO:.+]] = arith.cmpi eq, %[[B]], %c0_i64 : i64
+# CHECK-NEXT: %[[SAFE:[0-9]+]] = arith.select %[[ZERO]], %c1_i64, %[[B]] : i64
+# CHECK-NEXT: %[[Q:[0-9]+]] = arith.floordivsi %[[A]], %[[SAFE]] : i64
+# CHECK-NEXT: arith.select %[[ZERO]], %c0_i64, %[[Q]] : i64
 # CHECK-NOT: arith.divsi
 # CHECK-LABEL: // xpuc: function modulo
 # CHECK: %[[A:[0-9]+]] = memref.load
 # CHECK: %[[B:[0-9]+]] = memref.load
-# CHECK-NEXT: %[[R:[0-9]+]] = arith.remsi %[[A]], %[[B]] : i64
-# CHECK: %[[RNEG:[0-9]+]] = arith.cmpi slt, %[[R]], %[[ZERO:c0_i64]] : i64
-# CHECK-NEXT: %[[BNEG:[0-9]+]] = arith.cmpi slt, %[[B]], %[[ZERO]] : i64
+# CHECK: %[[BYZERO:[0-9]+]] = arith.cmpi eq, %[[B]], %c0_i64 : i64
+# CHECK-NEXT: %[[SAFE:[0-9]+]] = arith.select %[[BYZERO]], %c1_i64, %[[B]] : i64
+# CHECK-NEXT: %[[REM:[0-9]+]] = arith.remsi %[[A]], %[[SAFE]] : i64
+# CHECK-NEXT: %[[R:[0-9]+]] = arith.select %[[BYZERO]], %c0_i64, %[[REM]] : i64
+# CHECK: %[[RNEG:[0-9]+]] = arith.cmpi slt, %[[R]], %[[Z:c0_i64_0]] : i64
+# CHECK-NEXT: %[[BNEG:[0-9]+]] = arith.cmpi slt, %[[B]], %[[Z]] : i64
 # CHECK-NEXT: %[[DIFF:[0-9]+]] = arith.xori %[[RNEG]], %[[BNEG]] : i1
-# CHECK-NEXT: %[[NZ:[0-9]+]] = arith.cmpi ne, %[[R]], %[[ZERO]] : i64
+# CHECK-NEXT: %[[NZ:[0-9]+]] = arith.cmpi ne, %[[R]], %[[Z]] : i64
 # CHECK-NEXT: %[[FIX:[0-9]+]] = arith.andi %[[NZ]], %[[DIFF]] : i1
 # CHECK-NEXT: %[[SUM:[0-9]+]] = arith.addi %[[R]], %[[B]] : i64
 # CHECK-NEXT: arith.select %[[FIX]], %[[SUM]], %[[R]] : i64

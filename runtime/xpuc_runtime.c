@@ -97,11 +97,17 @@ typedef struct {
     void *host;
     void *device;
     int64_t capacity;
+    int64_t copied_in;       /* bytes copied in during epoch copied_epoch */
+    int64_t copied_epoch;
 } buffer;
 
 static _Thread_local struct {
     xpuc_queue *queue; /* NULL outside a call */
     int32_t depth;
+    /* Launches so far: host code may write arrays only between launches, so a
+     * copy made since the last launch is current (one array passed as several
+     * arguments of a parfor is copied once). */
+    int64_t epoch;
     buffer *buffers;
     int32_t count, capacity;
 } call;
@@ -275,6 +281,8 @@ static int new_buffer(void *host, int64_t nbytes, buffer **out)
         return status;
     b->host = host;
     b->capacity = nbytes;
+    b->copied_in = 0;
+    b->copied_epoch = -1;
     call.count++;
     *out = b;
     return XPUC_OK;
@@ -313,8 +321,12 @@ int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **devi
         status = new_buffer(host, nbytes, &b);
     else if (b->capacity < nbytes)
         status = grow_buffer(b, nbytes, copy_in);
-    if (status == XPUC_OK && copy_in)
+    bool current = b && b->copied_epoch == call.epoch && b->copied_in >= nbytes;
+    if (status == XPUC_OK && copy_in && !current) {
         status = xpuc_copy_to_device(call.queue, b->device, host, nbytes);
+        b->copied_in = nbytes;
+        b->copied_epoch = call.epoch;
+    }
     if (status == XPUC_OK)
         *device = b->device;
     return status;
@@ -682,6 +694,7 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
         DPCTLEvent_Wait(e);
         DPCTLEvent_Delete(e);
     }
+    call.epoch++;
     COUNT(kernel_launches, 1);
     return XPUC_OK;
 }

@@ -69,7 +69,10 @@ int xpuc_call_begin(xpuc_queue *queue);
 int xpuc_call_end(void);
 
 /* Device copy of a host array for the current call: allocates it once per
- * call (reallocating if nbytes grew), copies host->device if copy_in. */
+ * call (reallocating if nbytes grew), copies host->device if copy_in, unless
+ * it was copied in since the last launch: the host code acquires a parfor's
+ * arrays with no host code in between, so one array passed as several
+ * arguments is copied once. */
 int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **device);
 /* Copies device->host if copy_out; the buffer stays allocated until call_end. */
 int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out);

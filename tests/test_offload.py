@@ -362,3 +362,24 @@ def test_array_written_in_place_is_copied_back():
     expected = a * np.float32(3.0)
     offload(scale_in_place, a, np.float32(3.0))
     np.testing.assert_array_equal(a, expected)
+
+
+def test_wrapped_dispatcher_keeps_its_explicit_signatures():
+    wrapped = xpuc.jit(numba.njit("float64[:](float64[:])")(lambda a: a + 1.0))
+    assert wrapped._signatures == [(numba.float64[:],)]
+    result, _ = offload(wrapped, np.zeros(4))
+    np.testing.assert_array_equal(result, np.ones(4))
+
+
+def test_integer_division_by_zero_gives_zero_like_numpy():
+    a = np.array([7, -7, 5, 6], dtype=np.int64)
+    b = np.array([2, 2, 0, 0], dtype=np.int64)
+    result, _ = offload(xpuc.jit(lambda a, b: a // b + a % b), a, b)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(result, a // b + a % b)
+
+
+def test_one_array_passed_several_times_is_copied_in_once():
+    a = data(1000, np.float64)
+    offload(fma, a, a, a)
+    assert xpuc.stats()["h2d_bytes"] == 8 * 1000

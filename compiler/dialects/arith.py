@@ -124,12 +124,22 @@ def _float_divmod(b: Builder, a: Value, d: Value) -> tuple[Value, Value]:
     return quotient, mod
 
 
+def _int_division(b: Builder, op: str, lhs: Value, rhs: Value) -> Value:
+    """Integer ``op`` that gives 0 for a zero divisor, as NumPy does; a kernel
+    cannot raise ZeroDivisionError, and dividing by zero is undefined in SPIR-V,
+    so the division itself runs on a divisor of 1."""
+    zero, one = b.constant(0, rhs.type), b.constant(1, rhs.type)
+    by_zero = compare(b, "eq", rhs, zero)
+    quotient = binary(b, op, lhs, select(b, by_zero, one, rhs))
+    return select(b, by_zero, zero, quotient)
+
+
 @rule(operator.floordiv, operator.ifloordiv, np.floor_divide)
 def _floordiv(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     lhs, rhs = args
     if lhs.type.is_float:
         return _float_divmod(b, lhs, rhs)[0]
-    return binary(b, "arith.floordivsi" if lhs.type.is_signed else "arith.divui", lhs, rhs)
+    return _int_division(b, "arith.floordivsi" if lhs.type.is_signed else "arith.divui", lhs, rhs)
 
 
 @rule(operator.mod, operator.imod, np.remainder)
@@ -138,9 +148,9 @@ def _mod(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     if lhs.type.is_float:
         return _float_divmod(b, lhs, rhs)[1]
     if not lhs.type.is_signed:
-        return binary(b, "arith.remui", lhs, rhs)
+        return _int_division(b, "arith.remui", lhs, rhs)
     # Python's remainder takes the divisor's sign
-    rem = binary(b, "arith.remsi", lhs, rhs)
+    rem = _int_division(b, "arith.remsi", lhs, rhs)
     zero = b.constant(0, lhs.type)
     signs_differ = binary(
         b, "arith.xori", compare(b, "lt", rem, zero), compare(b, "lt", rhs, zero)
@@ -154,7 +164,7 @@ def _fmod(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     lhs, rhs = args
     if lhs.type.is_float:
         return binary(b, "arith.remf", lhs, rhs)
-    return binary(b, "arith.remsi" if lhs.type.is_signed else "arith.remui", lhs, rhs)
+    return _int_division(b, "arith.remsi" if lhs.type.is_signed else "arith.remui", lhs, rhs)
 
 
 @rule(operator.pow, operator.ipow, np.power, builtins.pow)

@@ -395,15 +395,20 @@ def _body_blocks(parfor: Parfor) -> list[ir.Block]:
     return ordered
 
 
+def _user_names(names: object) -> str:
+    """Variable names as the user wrote them (Numba renames ``s`` to ``s.2``)."""
+    return ", ".join(sorted({name.split(".")[0] for name in names}))
+
+
 def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) -> ParforKernel:
     """The kernel MLIR of ``parfor`` and what the host must pass to it."""
     if parfor.redvars:
         raise UnsupportedError(
-            f"{_where(parfor.loc)}: reduction into {', '.join(parfor.redvars)} in a parfor"
+            f"{_where(parfor.loc)}: reduction into {_user_names(parfor.redvars)} in a parfor"
         )
     if parfor.races:
         raise UnsupportedError(
-            f"{_where(parfor.loc)}: variable(s) {', '.join(sorted(parfor.races))} assigned in "
+            f"{_where(parfor.loc)}: variable(s) {_user_names(parfor.races)} assigned in "
             "the loop and read after it"
         )
     if len(parfor.loop_nests) > 3:
