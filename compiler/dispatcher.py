@@ -58,11 +58,12 @@ class JitFunction:
                 "offload (inside a device context), which needs parfor analysis"
             )
         dispatcher, _ = self._for_device(queue.sycl_device)
-        runtime.call_begin(runtime.queue_handle(queue))
+        handle = runtime.queue_handle(queue)  # held: the runtime uses it until call_end
+        runtime.call_begin(handle)
         try:
             return dispatcher(*args, **kwargs)
         except KernelFault:
-            raise DeviceError(runtime.last_error()) from None
+            raise DeviceError(f"{self.py_func.__qualname__}: {runtime.last_error()}") from None
         finally:
             runtime.call_end()
 

@@ -38,6 +38,7 @@ __all__ = [
     "check",
     "copy_to_device",
     "copy_to_host",
+    "last_error",
     "launch",
     "queue_handle",
     "reset_stats",
@@ -131,10 +132,15 @@ def symbol_addresses() -> dict[str, int]:
     return {name: ctypes.cast(getattr(_lib, name), c_void_p).value for name in _ENTRIES}
 
 
+def last_error() -> str:
+    """The message of the calling thread's last failed runtime entry."""
+    return _lib.xpuc_last_error().decode(errors="replace")
+
+
 def check(status: int) -> None:
     """Raise ``DeviceError`` with the runtime's message if ``status`` is an error."""
     if status != 0:
-        raise DeviceError(_lib.xpuc_last_error().decode(errors="replace"))
+        raise DeviceError(last_error())
 
 
 class Queue:

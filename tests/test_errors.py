@@ -107,3 +107,27 @@ def test_four_dimensional_parfor_is_refused():
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
         add(np.ones((2, 2, 2, 2)))
     assert "4 dimensions" in str(info.value)
+
+
+def test_runtime_failure_in_compiled_code_is_a_device_error():
+    """An allocation larger than the device: the compiled host code's runtime
+    call fails, and the call raises DeviceError with the runtime's message."""
+
+    @xpuc.jit
+    def double(a):
+        return a * 2.0
+
+    base = np.ones(4)
+    huge = np.lib.stride_tricks.as_strided(base, shape=(2,), strides=(2**45,))
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.DeviceError) as info:
+        double(huge)
+    import dpctl
+
+    message = str(info.value)
+    assert "USM allocation" in message
+    assert dpctl.SyclDevice(DEVICE).name in message
+    assert "double" in message
+    counters = xpuc.stats()
+    assert counters["usm_allocs"] == counters["usm_frees"]
+    assert counters["kernel_launches"] == 0

@@ -102,7 +102,7 @@ def test_gpu_stage_sinks_constants_and_hoisted_values():
 
 
 def test_gpu_stage_argument_kinds():
-    # int64(%a: memref<?xi64>, %mask: memref<?xi8>, %out, %lb: index, %ub: index, %k: i64, %k32: i32)
+    # (%a: memref<?xi64>, %mask: memref<?xi8>, %out, %lb: index, %ub: index, %k: i64, %k32: i32)
     kinds = [ARG_PTR, ARG_PTR, ARG_PTR, ARG_I64, ARG_I64, ARG_I64, ARG_I32]
     (launch,) = lowered("int64").plan.launches
     assert sorted(launch.args) == list(enumerate(kinds))

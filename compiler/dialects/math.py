@@ -112,22 +112,21 @@ def _isnan(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     return b.op(f"arith.cmpf uno, {x.name}, {x.name} : {x.type.mlir}", BOOL)
 
 
-@rule(math.isinf, np.isinf)
-def _isinf(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
-    (x,) = args
-    if not x.type.is_float:
-        return b.constant(False, BOOL)
-    magnitude = b.op(f"math.absf {x.name} : {x.type.mlir}", x.type)
-    return compare(b, "eq", magnitude, b.constant(math.inf, x.type))
+def _magnitude_test(predicate: str, for_integers: bool):
+    """``|x| <predicate> inf``: isinf and isfinite (integers are always finite)."""
+
+    def emit(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+        (x,) = args
+        if not x.type.is_float:
+            return b.constant(for_integers, BOOL)
+        magnitude = b.op(f"math.absf {x.name} : {x.type.mlir}", x.type)
+        return compare(b, predicate, magnitude, b.constant(math.inf, x.type))
+
+    return emit
 
 
-@rule(math.isfinite, np.isfinite)
-def _isfinite(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
-    (x,) = args
-    if not x.type.is_float:
-        return b.constant(True, BOOL)
-    magnitude = b.op(f"math.absf {x.name} : {x.type.mlir}", x.type)
-    return compare(b, "lt", magnitude, b.constant(math.inf, x.type))
+rule(math.isinf, np.isinf)(_magnitude_test("eq", False))
+rule(math.isfinite, np.isfinite)(_magnitude_test("lt", True))
 
 
 @rule(np.sign)

@@ -193,7 +193,7 @@ class _HostEmitter:
             values.append(_emit_host_op(b, op.opcode, [values[i] for i in op.operands], op.attr))
         module = b.module
         spirv_ptr = self.context.insert_const_bytes(module, spirv)
-        spirv_hash = int.from_bytes(hashlib.blake2b(spirv, digest_size=8).digest(), "little")
+        spirv_hash = runtime.spirv_hash(spirv)
         for launch in plan.launches:
             nargs = len(launch.args)
             slots = cgutils.alloca_once(b, _I64, size=max(nargs, 1))
