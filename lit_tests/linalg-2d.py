@@ -17,7 +17,7 @@ def add2(a, b):
 # CHECK: scf.parallel (%[[J:arg[0-9]+]], %[[I:arg[0-9]+]])
 # CHECK-SAME: = (%{{c0(_[0-9]+)?}}, %{{c0(_[0-9]+)?}})
 # CHECK-SAME: to (%[[COLS]], %[[ROWS]]) step (%c1, %c1) {
-# CHECK-NEXT: %[[ROW:[0-9]+]] = arith.index_castui %[[I]] : index to i64
+# CHECK: %[[ROW:[0-9]+]] = arith.index_castui %[[I]] : index to i64
 # CHECK-NEXT: %[[COL:[0-9]+]] = arith.index_castui %[[J]] : index to i64
 # CHECK-NEXT: %[[R:[0-9]+]] = arith.index_castui %[[ROW]] : i64 to index
 # CHECK-NEXT: %[[C:[0-9]+]] = arith.index_castui %[[COL]] : i64 to index

@@ -14,7 +14,7 @@ def scale3(a, s):
 # CHECK-SAME: %[[N0:arg[0-9]+]]: index, %[[N1:arg[0-9]+]]: index, %[[N2:arg[0-9]+]]: index)
 # CHECK: scf.parallel (%[[K:arg[0-9]+]], %[[J:arg[0-9]+]], %[[I:arg[0-9]+]])
 # CHECK-SAME: to (%[[N2]], %[[N1]], %[[N0]]) step (%c1, %c1, %c1) {
-# CHECK-NEXT: arith.index_castui %[[I]] : index to i64
+# CHECK: arith.index_castui %[[I]] : index to i64
 # CHECK-NEXT: arith.index_castui %[[J]] : index to i64
 # CHECK-NEXT: arith.index_castui %[[K]] : index to i64
 # CHECK-NEXT: %[[II:[0-9]+]] = arith.index_castui

@@ -13,7 +13,7 @@ def smooth(a, out):
 
 # CHECK: func.func @smooth_parfor0(%[[A:arg[0-9]+]]: memref<?xf64>
 # CHECK: scf.parallel (%[[IV:arg[0-9]+]]) = (%{{arg[0-9]+}}) to (%{{arg[0-9]+}})
-# CHECK-NEXT: %[[I:[0-9]+]] = arith.index_cast %[[IV]] : index to i64
+# CHECK: %[[I:[0-9]+]] = arith.index_cast %[[IV]] : index to i64
 # CHECK: arith.subi %[[I]], %{{c1_i64(_[0-9]+)?}} : i64
 # CHECK: %[[L:[0-9]+]] = memref.load %[[A]]
 # CHECK: %[[C:[0-9]+]] = memref.load %[[A]]

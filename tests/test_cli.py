@@ -163,17 +163,15 @@ import numba
 import xpuc
 
 
-@xpuc.jit("void(float64[::1], float64[::1])")
-def relu(a, out):
+@xpuc.jit("void(float64[:, ::1], float64[:, ::1])")
+def copy(a, out):
     for i in numba.prange(a.shape[0]):
-        if a[i] > 0:
-            out[i] = a[i]
-        else:
-            out[i] = 0.0
+        for j in numba.prange(a.shape[1]):
+            out[i, j] = a[i, j]
 """)
     result = xpuc("compile", path)
     assert_fails_cleanly(
-        result, f"{path}:{line_of(path, 'if a[i]')}: control flow (if/else, loops) in a parfor")
+        result, f"{path}:{line_of(path, 'for j')}: nested parfor (prange inside prange)")
 
 
 def test_exception_while_loading_is_reported_at_its_line(tmp_path):

@@ -183,8 +183,9 @@ def _neg(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     return binary(b, "arith.subi", b.constant(0, x.type), x)
 
 
-@rule(operator.pos, np.positive)
+@rule(operator.pos, np.positive, builtins.bool, builtins.int, builtins.float)
 def _pos(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+    # conversions (bool(x), float(i)) happen as the caller casts to the result type
     return args[0]
 
 

@@ -29,8 +29,9 @@ class Builder:
         self._count += 1
         return f"%v{self._count}"
 
-    def emit(self, text: str) -> None:
-        self.lines.append("  " * self._depth + text)
+    def emit(self, text: str, indent: int = 0) -> None:
+        """Append a line; ``indent=-1`` for block labels, which sit one level out."""
+        self.lines.append("  " * (self._depth + indent) + text)
 
     def op(self, text: str, result: ScalarType) -> Value:
         """Append ``%name = text`` and return the result."""

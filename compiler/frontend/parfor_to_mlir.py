@@ -111,8 +111,32 @@ class _Tuple:
     items: tuple[object, ...]
 
 
+@dataclass(frozen=True)
+class _Range:
+    start: Value
+    stop: Value
+    step: Value
+
+
+@dataclass(frozen=True)
+class _RangeIterator:
+    slot: str  # memref<i64> holding the next value
+    range: _Range
+
+
+@dataclass(frozen=True)
+class _Pair:  # what iternext gives: the value and whether it is valid
+    first: Value
+    second: Value
+
+
 @dataclass
 class _Translation:
+    """State of one parfor's translation. The body becomes its own function
+    with one block per Numba IR block; scalar variables live in stack slots
+    (memref.alloca) that the linalg stage's mem2reg turns back into SSA values
+    before lift-cf-to-scf structures the branches into scf.if / scf.while."""
+
     parfor: Parfor
     typemap: dict
     calltypes: dict
@@ -120,14 +144,42 @@ class _Translation:
     env: dict[str, object] = field(default_factory=dict)
     args: list[tuple[str, KernelParam]] = field(default_factory=list)  # (ssa, param)
     arrays: dict[str, ArrayUse] = field(default_factory=dict)
+    slots: dict[str, str] = field(default_factory=dict)  # variable -> its alloca
+    allocas: list[str] = field(default_factory=list)  # entry-block lines
+    local: set[str] = field(default_factory=set)  # scalars current in this block
 
     def add_param(self, param: KernelParam) -> str:
         name = f"%arg{len(self.args)}"
         self.args.append((name, param))
         return name
 
+    def alloca(self, type: ScalarType) -> str:
+        slot = self.b.fresh()
+        self.allocas.append(f"{slot} = memref.alloca() : memref<{type.mlir}>")
+        return slot
+
+    def define(self, var: ir.Var, held: object) -> None:
+        """Bind a body variable; a scalar also goes to its slot, where other
+        blocks find it."""
+        if isinstance(held, Value):
+            held = arith.cast(self.b, held, self.typed(var))
+            if var.name not in self.slots:
+                self.slots[var.name] = self.alloca(held.type)
+            self.b.emit(f"memref.store {held.name}, {self.slots[var.name]}[] "
+                        f": memref<{held.type.mlir}>")
+            self.local.add(var.name)
+        self.env[var.name] = held
+
+    def lookup(self, var: ir.Var) -> object:
+        if var.name in self.slots and var.name not in self.local:
+            scalar = self.typed(var)
+            self.env[var.name] = self.b.op(
+                f"memref.load {self.slots[var.name]}[] : memref<{scalar.mlir}>", scalar)
+            self.local.add(var.name)
+        return self.env.get(var.name)
+
     def value(self, var: ir.Var) -> Value:
-        found = self.env.get(var.name)
+        found = self.lookup(var)
         if not isinstance(found, Value):
             raise UnsupportedError(
                 f"{_where(var.loc)}: '{var.name}' of type {self.typemap.get(var.name)} "
@@ -183,14 +235,14 @@ def _del(t: _Translation, stmt: ir.Del) -> None:
 def _assign(t: _Translation, stmt: ir.Assign) -> None:
     rhs, target = stmt.value, stmt.target
     if isinstance(rhs, ir.Var):
-        t.env[target.name] = t.env[rhs.name]
+        t.define(target, t.lookup(rhs))
     elif isinstance(rhs, (ir.Const, ir.Global, ir.FreeVar)):
-        t.env[target.name] = _literal(t, rhs.value, target, stmt.loc)
+        t.define(target, _literal(t, rhs.value, target, stmt.loc))
     elif isinstance(rhs, ir.Expr):
         handler = _EXPR_RULES.get(rhs.op)
         if handler is None:
             raise UnsupportedError(f"{_where(stmt.loc)}: expression '{rhs.op}' in a parfor body")
-        t.env[target.name] = handler(t, rhs, target)
+        t.define(target, handler(t, rhs, target))
     else:
         raise UnsupportedError(f"{_where(stmt.loc)}: {type(rhs).__name__} in a parfor body")
 
@@ -200,6 +252,11 @@ def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> obj
     function a callee to look up rules by."""
     if isinstance(value, (bool, int, float)):
         return t.b.constant(value, t.typed(target))
+    if isinstance(value, tuple) and all(isinstance(v, (bool, int, float)) for v in value):
+        item_types = t.typemap[target.name].types  # a tuple constant: `x, y = 0.0, 1`
+        return _Tuple(tuple(
+            t.b.constant(v, scalar_type(ty, "tuple item", loc)) for v, ty in zip(value, item_types)
+        ))
     if callable(value) or isinstance(value, ModuleType):
         return _Callee(value)
     raise UnsupportedError(f"{_where(loc)}: constant {value!r} in a parfor body")
@@ -240,10 +297,12 @@ def _unary(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
 def _call(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     if expr.kws or expr.vararg or expr.varkwarg:
         raise UnsupportedError(f"{_where(expr.loc)}: call with keyword or * arguments")
-    callee = t.env.get(expr.func.name)
+    callee = t.lookup(expr.func)
     fntype = t.typemap[expr.func.name]
     key = getattr(fntype, "typing_key", callee.obj if isinstance(callee, _Callee) else None)
     operands = [t.value(a) for a in expr.args]
+    if key is range:
+        return _range(t, operands)
     return _apply_rule(t, key, operands, expr, f"call to {_name(key)}")
 
 
@@ -255,7 +314,7 @@ def _name(obj: object) -> str:
 
 @_expr_rule("getattr")
 def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
-    base = t.env.get(expr.value.name)
+    base = t.lookup(expr.value)
     if isinstance(base, _Callee):
         return _Callee(getattr(base.obj, expr.attr))
     if isinstance(base, _Array) and expr.attr == "shape":
@@ -265,12 +324,20 @@ def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
 
 @_expr_rule("build_tuple")
 def _build_tuple(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Tuple:
-    return _Tuple(tuple(t.env.get(item.name) for item in expr.items))
+    return _Tuple(tuple(t.lookup(item) for item in expr.items))
+
+
+@_expr_rule("exhaust_iter")
+def _exhaust_iter(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Tuple:
+    held = t.lookup(expr.value)
+    if not isinstance(held, _Tuple) or len(held.items) != expr.count:
+        raise UnsupportedError(f"{_where(expr.loc)}: unpacking anything but a tuple")
+    return held
 
 
 @_expr_rule("getitem", "static_getitem")
 def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
-    base = t.env.get(expr.value.name)
+    base = t.lookup(expr.value)
     if isinstance(base, _Tuple) and expr.op == "static_getitem" and isinstance(expr.index, int):
         return base.items[expr.index]
     if not isinstance(base, _Array):
@@ -278,6 +345,46 @@ def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     array = base
     t.arrays[array.var].reads = True
     return memref.load(t.b, array.memref, array.dtype, _element_offset(t, array, expr))
+
+
+def _range(t: _Translation, bounds: list[Value]) -> _Range:
+    """``range(stop)``, ``range(start, stop)``, ``range(start, stop, step)``."""
+    i64 = ScalarType("i", 64)
+    bounds = [arith.cast(t.b, v, i64) for v in bounds]
+    if len(bounds) == 1:
+        bounds = [t.b.constant(0, i64), bounds[0]]
+    if len(bounds) == 2:
+        bounds.append(t.b.constant(1, i64))
+    return _Range(*bounds)
+
+
+@_expr_rule("getiter")
+def _getiter(t: _Translation, expr: ir.Expr, target: ir.Var) -> _RangeIterator:
+    source = t.lookup(expr.value)
+    if not isinstance(source, _Range):
+        raise UnsupportedError(f"{_where(expr.loc)}: iterating over anything but range()")
+    slot = t.alloca(source.start.type)
+    t.b.emit(f"memref.store {source.start.name}, {slot}[] : memref<i64>")
+    return _RangeIterator(slot, source)
+
+
+@_expr_rule("iternext")
+def _iternext(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Pair:
+    iterator = t.lookup(expr.value)
+    b, r = t.b, iterator.range
+    current = b.op(f"memref.load {iterator.slot}[] : memref<i64>", r.start.type)
+    upward = arith.compare(b, "gt", r.step, b.constant(0, r.step.type))
+    valid = arith.select(b, upward, arith.compare(b, "lt", current, r.stop),
+                         arith.compare(b, "gt", current, r.stop))
+    following = arith.binary(b, "arith.addi", current, r.step)
+    b.emit(f"memref.store {following.name}, {iterator.slot}[] : memref<i64>")
+    return _Pair(current, valid)
+
+
+@_expr_rule("pair_first", "pair_second")
+def _pair_item(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    pair = t.lookup(expr.value)
+    return pair.first if expr.op == "pair_first" else pair.second
 
 
 def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> Value:
@@ -289,7 +396,7 @@ def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> 
     index = node.index
     index_var = node.index_var if static else index
     if index_var is not None:
-        held = t.env.get(index_var.name)
+        held = t.lookup(index_var)
         indices = list(held.items) if isinstance(held, _Tuple) else [held]
     else:  # a constant index of a static_getitem / static_setitem
         constants = index if isinstance(index, tuple) else (index,)
@@ -316,7 +423,7 @@ def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> 
 
 
 def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
-    array = t.env.get(stmt.target.name)
+    array = t.lookup(stmt.target)
     if not isinstance(array, _Array):
         raise UnsupportedError(f"{_where(stmt.loc)}: item assignment to a non-array")
     t.arrays[array.var].writes = True
@@ -374,25 +481,40 @@ def _loop_bounds(t: _Translation) -> tuple[list[Value], list[Value]]:
     return lower, upper
 
 
-def _body_blocks(parfor: Parfor) -> list[ir.Block]:
-    """The body's blocks in execution order: a chain joined by jumps (control
-    flow inside the body is not supported yet)."""
+def _translate_body(t: _Translation, ivs: list[Value]) -> list[str]:
+    """The body function's blocks: Numba's blocks joined by cf branches, all
+    leaving through one exit block."""
+    parfor, b = t.parfor, t.b
+    for nest, iv in zip(parfor.loop_nests, ivs):
+        t.define(nest.index_variable, iv)
     blocks = parfor.loop_body
-    label, ordered, seen = min(blocks), [], set()
-    while label in blocks:
-        if label in seen:
-            raise UnsupportedError(f"{_where(blocks[label].loc)}: a loop in a parfor body")
-        seen.add(label)
+    b.emit(f"cf.br ^bb{min(blocks)}")
+    for label in sorted(blocks):
         block = blocks[label]
-        ordered.append(block)
-        if not block.is_terminated:  # the body's last block just ends
-            break
-        if not isinstance(block.terminator, ir.Jump):
+        b.emit(f"^bb{label}:", indent=-1)
+        t.local = set()
+        for stmt in block.body:
+            if not isinstance(stmt, ir.Terminator):
+                _translate_stmt(t, stmt)
+        term = block.terminator if block.is_terminated else None
+        if term is None:  # the body's last block just ends
+            b.emit("cf.br ^exit")
+        elif isinstance(term, ir.Jump):
+            b.emit(f"cf.br {_successor(blocks, term.target)}")
+        elif isinstance(term, ir.Branch):
+            cond = arith.cast(b, t.value(term.cond), BOOL)
+            b.emit(f"cf.cond_br {cond.name}, {_successor(blocks, term.truebr)}, "
+                   f"{_successor(blocks, term.falsebr)}")
+        else:
             raise UnsupportedError(
-                f"{_where(block.terminator.loc)}: control flow (if/else, loops) in a parfor body"
-            )
-        label = block.terminator.target
-    return ordered
+                f"{_where(term.loc)}: {type(term).__name__.lower()} in a parfor body")
+    b.emit("^exit:", indent=-1)
+    return t.allocas
+
+
+def _successor(blocks: dict, label: int) -> str:
+    # a jump out of the body is the end of one iteration
+    return f"^bb{label}" if label in blocks else "^exit"
 
 
 def _user_names(names: object) -> str:
@@ -417,20 +539,28 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
             "(kernels have at most 3)"
         )
     t = _Translation(parfor, typemap, calltypes)
+    # the body goes in its own function, called for each point of the iteration
+    # space; loop bounds are the calling function's
+    main, body = t.b, Builder()
+    t.b = body
     _bind_params(t)
+    t.b = main
     lower, upper = _loop_bounds(t)
-    with scf.parallel(t.b, lower, upper) as ivs:
-        for nest, iv in zip(parfor.loop_nests, ivs):
-            index_type = t.typed(nest.index_variable)
-            t.env[nest.index_variable.name] = arith.cast(t.b, iv, index_type)
-        for block in _body_blocks(parfor):
-            for stmt in block.body:
-                if not isinstance(stmt, ir.Terminator):
-                    _translate_stmt(t, stmt)
+    t.b = body
+    ivs = [Value(f"%iv{axis}", INDEX) for axis in range(len(parfor.loop_nests))]
+    _translate_body(t, ivs)
+    body_args = [f"{ssa}: {p.mlir_type}" for ssa, p in t.args] + [f"{iv.name}: index" for iv in ivs]
+    body_lines, t.b = t.b.lines, main
+    with scf.parallel(t.b, lower, upper) as loop_ivs:
+        operands = [ssa for ssa, _ in t.args] + [iv.name for iv in loop_ivs]
+        types = [p.mlir_type for _, p in t.args] + ["index"] * len(loop_ivs)
+        t.b.emit(f"func.call @{name}_body({', '.join(operands)}) : ({', '.join(types)}) -> ()")
     signature = ", ".join(f"{ssa}: {p.mlir_type}" for ssa, p in t.args)
-    body = "\n".join(t.b.lines)
+    body = "\n".join(["    " + line for line in t.allocas] + body_lines)
     text = (
-        f"module {{\n  func.func @{name}({signature}) {{\n{body}\n    return\n  }}\n}}\n"
+        f"module {{\n  func.func @{name}({signature}) {{\n" + "\n".join(t.b.lines)
+        + f"\n    return\n  }}\n  func.func private @{name}_body({', '.join(body_args)}) {{\n"
+        + body + "\n    return\n  }\n}\n"
     )
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, len(lower))
 

@@ -6,6 +6,18 @@ fields are filled from the target and the module by the stage that runs it
 The Python rewrites that run between them are in ``rewrites.py``.
 """
 
+# linalg stage: the frontend gives a parfor's body as its own function, one
+# block per Numba IR block and scalar variables in stack slots. mem2reg makes
+# the slots SSA values again, lift-cf-to-scf turns the branches into scf.if and
+# scf.while, and the body is inlined into the parallel loop that calls it (no
+# canonicalization here: this stage shows the frontend's code).
+STRUCTURE = (
+    "func.func(mem2reg)",
+    "lift-cf-to-scf",
+    "inline{{default-pipeline=}}",
+    "symbol-dce",
+)
+
 # gpu stage, before tiling: linalg ops (if any) become scf.parallel loops, and
 # the loop nest is cleaned up so that the number of loop dimensions, which picks
 # the tile sizes, can be read off it.
@@ -51,7 +63,7 @@ ATTACH_TARGET = (
 # instructions; convert-gpu-to-spirv lowers each memref argument to one bare
 # CrossWorkgroup pointer, and index to i64.
 TO_SPIRV = (
-    "gpu.module(arith-expand,convert-math-to-spirv)",
+    "gpu.module(arith-expand,convert-math-to-spirv,convert-ub-to-spirv)",
     "convert-gpu-to-spirv{{use-64bit-index=1}}",
     "gpu.module(spirv.module(spirv-lower-abi-attrs,spirv-update-vce))",
 )

@@ -4,15 +4,16 @@ MLIR has no pass that does what the SPIR-V kernels and the launch plan need."""
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, scf
 from mlir.dialects import math as mmath
 
 from ..errors import UnsupportedError, XpucError
 from .target import Target
 
 # Ops that may be cloned into a launch body: pure, region-free, and the kernel
-# can compute them from the arguments it gets.
-_SINKABLE_DIALECTS = ("arith", "math")
+# can compute them from the arguments it gets (ub.poison: the undefined initial
+# values of loop-carried variables that lift-cf-to-scf introduces).
+_SINKABLE_DIALECTS = ("arith", "math", "ub")
 
 
 def nested_ops(root: ir.Operation) -> list[ir.Operation]:
@@ -40,6 +41,46 @@ def parallel_loop_dims(module: ir.Module) -> int:
     """The most dimensions of any scf.parallel in ``module`` (0 if it has none)."""
     loops = ops_named(module.operation, "scf.parallel")
     return max((len(loop.regions[0].blocks[0].arguments) for loop in loops), default=0)
+
+
+def switches_to_ifs(module: ir.Module) -> None:
+    """Rewrite each scf.index_switch as a chain of scf.if.
+
+    lift-cf-to-scf selects among a loop's exits (a ``break``) with
+    scf.index_switch, which has no SPIR-V lowering; its cases are few."""
+    for switch in reversed(ops_named(module.operation, "scf.index_switch")):
+        with ir.Location.unknown(), ir.InsertionPoint(switch):
+            cases = list(ir.DenseI64ArrayAttr(switch.attributes["cases"]))
+            results = _switch_as_ifs(switch, cases, 0)
+        for old, new in zip(switch.results, results, strict=True):
+            old.replace_all_uses_with(new)
+        switch.erase()
+
+
+def _switch_as_ifs(switch: ir.Operation, cases: list[int], first: int) -> list[ir.Value]:
+    """``if selector == cases[first] {case} else {the remaining cases}``, built at
+    the current insertion point; the switch's regions are default, then cases."""
+    if first == len(cases):
+        return _move_region_body(switch.regions[0])
+    selector = switch.operands[0]
+    case = arith.ConstantOp(selector.type, cases[first]).result
+    matches = arith.CmpIOp(arith.CmpIPredicate.eq, selector, case).result
+    branch = scf.IfOp(matches, [r.type for r in switch.results], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp(_move_region_body(switch.regions[first + 1]))
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp(_switch_as_ifs(switch, cases, first + 1))
+    return list(branch.results)
+
+
+def _move_region_body(region: ir.Region) -> list[ir.Value]:
+    """Move a single-block region's ops (but its scf.yield) to the current
+    insertion point; return the values it yielded."""
+    block = region.blocks[0]
+    *body, terminator = block.operations
+    for op in body:
+        ir.InsertionPoint.current.insert(op.detach_from_parent())
+    return list(terminator.operands)
 
 
 def normalize_loops(module: ir.Module) -> None:

@@ -83,7 +83,9 @@ def _compiler() -> _ThreadCompiler:
     return _threads.compiler
 
 
-def _one_function(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+def _structure(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    _compiler().run(module, pipelines.STRUCTURE)
+    rewrites.switches_to_ifs(module)
     functions = [op for op in module.body.operations if op.operation.name == "func.func"]
     if len(functions) != 1:
         # the launch plan describes one host function
@@ -129,7 +131,7 @@ def _serialize(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("linalg", _one_function),
+    Stage("linalg", _structure),
     Stage("gpu", _map_to_gpu),
     Stage("spirv", _to_spirv),
     Stage("spv", _serialize),

@@ -1,0 +1,140 @@
+"""Control flow inside parfor bodies: branches, inner serial loops, while loops,
+break and continue, local variables carried across them. Each result is
+compared with Numba on the CPU (the same function outside a device context)."""
+
+import numba
+import numpy as np
+import pytest
+
+import xpuc
+
+DEVICE = "opencl:cpu"
+
+
+def on_device_and_cpu(fn, make_args):
+    """Run ``fn`` under the device context and on the CPU on equal arguments;
+    return both sets of arguments (outputs are written in place)."""
+    device_args, cpu_args = make_args(), make_args()
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        fn(*device_args)
+    assert xpuc.stats()["kernel_launches"] > 0, "nothing ran on the device"
+    fn(*cpu_args)
+    return device_args, cpu_args
+
+
+def inputs(n=257, seed=1):
+    def make():
+        rng = np.random.default_rng(seed)
+        return rng.uniform(-3, 3, n), np.zeros(n)
+
+    return make
+
+
+@xpuc.jit
+def if_elif_else(a, out):
+    for i in numba.prange(a.shape[0]):
+        if a[i] > 1.0:
+            out[i] = a[i] * 2.0
+        elif a[i] < -1.0:
+            out[i] = -a[i]
+        else:
+            out[i] = 0.0
+
+
+@xpuc.jit
+def local_variable_through_branches(a, out):
+    for i in numba.prange(a.shape[0]):
+        x = a[i]
+        if x < 0:
+            x = -x
+            if x > 2:
+                x = 2.0
+        out[i] = x + 1.0
+
+
+@xpuc.jit
+def inner_range_loop(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for k in range(1, 8, 2):
+            total += a[i] * k
+        out[i] = total
+
+
+@xpuc.jit
+def break_and_continue(a, out):
+    for i in numba.prange(a.shape[0]):
+        count = 0.0
+        for k in range(20):
+            if k % 3 == 0:
+                continue
+            if count > a[i] * 4:
+                break
+            count += 1.0
+        out[i] = count
+
+
+@xpuc.jit
+def while_loop(a, out):
+    for i in numba.prange(a.shape[0]):
+        x = abs(a[i]) + 1.0
+        steps = 0
+        while x > 0.01:
+            x = x * 0.5
+            steps += 1
+        out[i] = steps
+
+
+@xpuc.jit
+def loop_over_row(m, out):
+    for i in numba.prange(m.shape[0]):
+        best = m[i, 0]
+        for j in range(1, m.shape[1]):
+            best = max(best, m[i, j])
+        out[i] = best
+
+
+@pytest.mark.parametrize("fn", [if_elif_else, local_variable_through_branches,
+                                inner_range_loop, break_and_continue, while_loop],
+                         ids=lambda fn: fn.__name__)
+def test_against_numba_cpu(fn):
+    (_, device_out), (_, cpu_out) = on_device_and_cpu(fn, inputs())
+    np.testing.assert_allclose(device_out, cpu_out, rtol=1e-12)
+
+
+def test_loop_over_a_row_of_a_matrix():
+    def make():
+        return np.random.default_rng(2).uniform(-5, 5, (40, 13)), np.zeros(40)
+
+    (m, device_out), (_, cpu_out) = on_device_and_cpu(loop_over_row, make)
+    np.testing.assert_array_equal(device_out, m.max(axis=1))
+    np.testing.assert_array_equal(device_out, cpu_out)
+
+
+def test_mandelbrot():
+    @xpuc.jit
+    def mandelbrot(xs, ys, iterations, out):
+        for p in numba.prange(xs.shape[0]):
+            c_re, c_im = xs[p], ys[p]
+            z_re, z_im = 0.0, 0.0
+            n = 0
+            while n < iterations and z_re * z_re + z_im * z_im <= 4.0:
+                z_re, z_im = z_re * z_re - z_im * z_im + c_re, 2.0 * z_re * z_im + c_im
+                n += 1
+            out[p] = n
+
+    def make():
+        grid = np.mgrid[-2:1:60j, -1.2:1.2:40j]
+        return grid[0].ravel(), grid[1].ravel(), 50, np.zeros(2400, np.int64)
+
+    (_, _, _, device_out), (_, _, _, cpu_out) = on_device_and_cpu(mandelbrot, make)
+    np.testing.assert_array_equal(device_out, cpu_out)
+    assert device_out.min() < 50 and device_out.max() == 50
+
+
+def test_control_flow_is_structured_at_the_linalg_stage():
+    (_, _), _ = on_device_and_cpu(break_and_continue, inputs(16))
+    text = break_and_continue.inspect_mlir("linalg")
+    assert "scf.while" in text and "scf.if" in text
+    assert "cf.br" not in text and "memref.alloca" not in text
