@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
+
 import xpuc
 
 

@@ -28,6 +28,7 @@ def _devices(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace) -> int:
     import dpctl
+
     from xpuc import aot
 
     try:

@@ -10,6 +10,7 @@ import time
 
 import numba
 import numpy as np
+
 import xpuc
 
 

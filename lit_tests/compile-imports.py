@@ -3,8 +3,9 @@
 # imports; an `if __name__ == "__main__"` block does not run.
 # RUN: %xpuc compile %s | filecheck %s
 
-import xpuc
 from Inputs.shared import SIGNATURE, imported  # noqa: F401
+
+import xpuc
 
 
 @xpuc.jit(SIGNATURE)

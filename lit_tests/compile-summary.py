@@ -5,6 +5,7 @@
 # RUN: %xpuc compile %s --device opencl:cpu | filecheck %s
 
 import numpy as np
+
 import xpuc
 
 

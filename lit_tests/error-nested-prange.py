@@ -2,6 +2,7 @@
 # RUN: not %xpuc compile %s --emit gpu 2>&1 | filecheck %s
 
 import numba
+
 import xpuc
 
 

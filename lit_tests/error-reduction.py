@@ -2,6 +2,7 @@
 # RUN: not %xpuc compile %s 2>&1 | filecheck %s
 
 import numba
+
 import xpuc
 
 

@@ -5,6 +5,7 @@
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import numba
+
 import xpuc
 
 
@@ -12,7 +13,7 @@ import xpuc
 def clipped_sum(a, out):
     for i in numba.prange(a.shape[0]):
         total = 0.0
-        for k in range(10):
+        for _ in range(10):
             if total > a[i]:
                 break
             total += 1.0

@@ -2,6 +2,7 @@
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import numpy as np
+
 import xpuc
 
 

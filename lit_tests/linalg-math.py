@@ -5,6 +5,7 @@ import math
 
 import numba
 import numpy as np
+
 import xpuc
 
 

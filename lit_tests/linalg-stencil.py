@@ -3,6 +3,7 @@
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import numba
+
 import xpuc
 
 

@@ -7,6 +7,7 @@ import math
 
 import numba
 import numpy as np
+
 import xpuc
 
 

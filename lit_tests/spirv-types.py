@@ -3,6 +3,7 @@
 # RUN: %xpuc compile %s --emit spirv | filecheck %s
 
 import numpy as np
+
 import xpuc
 
 

@@ -9,6 +9,7 @@
 import math
 
 import numba
+
 import xpuc
 
 

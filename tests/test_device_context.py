@@ -3,6 +3,7 @@
 import threading
 
 import dpctl
+
 import xpuc
 
 

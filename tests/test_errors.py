@@ -4,6 +4,7 @@
 import numba
 import numpy as np
 import pytest
+
 import xpuc
 
 DEVICE = "opencl:cpu"

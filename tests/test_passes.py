@@ -17,6 +17,7 @@ import dpctl.program
 import dpctl.tensor as dpt
 import numpy as np
 import pytest
+
 from xpuc.errors import UnsupportedError, XpucError
 from xpuc.passes import STAGES, LaunchPlan, Lowered, Target, lower
 from xpuc.passes.launch_plan import ARG_F32, ARG_F64, ARG_I8, ARG_I32, ARG_I64, ARG_PTR

@@ -14,6 +14,7 @@ from pathlib import Path
 import dpctl
 import numpy as np
 import pytest
+
 from xpuc import runtime as rt
 from xpuc.errors import DeviceError
 
