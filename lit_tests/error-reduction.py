@@ -1,4 +1,4 @@
-# A reduction in a prange is refused, naming the variable and the loop's line.
+# A reduction into a bool is refused, naming the variable and the loop's line.
 # RUN: not %xpuc compile %s 2>&1 | filecheck %s
 
 import numba
@@ -6,12 +6,12 @@ import numba
 import xpuc
 
 
-@xpuc.jit("float64(float64[::1])")
-def total(a):
-    s = 0.0
-    # CHECK: error-reduction.py:[[# @LINE + 1]]: reduction into s{{[.0-9]*}} in a parfor
+@xpuc.jit("boolean(float64[::1])")
+def any_positive(a):
+    found = False
+    # CHECK: error-reduction.py:[[# @LINE + 1]]: reduction into found of type bool
     for i in numba.prange(a.shape[0]):
-        s += a[i]
-    return s
+        found = max(found, a[i] > 0)
+    return found
 
 # CHECK-NOT: Traceback

@@ -17,18 +17,19 @@ def _line_of(fn, text):
     return first + next(i for i, line in enumerate(lines) if text in line)
 
 
-def test_reduction_is_refused_with_its_line():
+def test_bool_reduction_is_refused_with_its_line():
     @xpuc.jit
-    def total(a):
-        s = 0.0
+    def any_positive(a):
+        found = False
         for i in numba.prange(a.shape[0]):
-            s += a[i]
-        return s
+            found = max(found, a[i] > 0)
+        return found
 
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
-        total(np.ones(10))
-    assert "reduction into s in a parfor" in str(info.value)
-    assert f"{__file__}:" in str(info.value)
+        any_positive(np.ones(10))
+    message = str(info.value)
+    assert "reduction into found of type bool" in message
+    assert f"{__file__}:{_line_of(any_positive, 'for i in')}" in message
 
 
 def test_nested_prange_is_refused_with_its_line():

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from llvmlite import binding as llvm_binding
 from llvmlite import ir as llvm
 from numba.core import cgutils, types
+from numba.core.typing import signature
 from numba.parfors.parfor import Parfor
 
 from .. import runtime
 from ..errors import XpucError
 from ..passes import Lowered, Target, lower
 from ..passes.launch_plan import LaunchPlan
-from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
+from .parfor_to_mlir import REDUCTION_WORK_ITEMS, ParforKernel, kernel_name, translate_parfor
 
 
 class KernelFault(XpucError):
@@ -109,6 +110,7 @@ class _HostEmitter:
         self.context = lowerer.context
         self.kernel = kernel
         self.typemap = lowerer.fndesc.typemap
+        self.partials: dict[str, tuple[llvm.Value, llvm.Value]] = {}  # var -> (host, bytes)
 
     def call(self, entry: str, *args: llvm.Value) -> None:
         """Call a runtime entry; a non-zero status raises KernelFault."""
@@ -157,6 +159,8 @@ class _HostEmitter:
                 copy_in = _I32(int((use.reads or use.writes) and not use.fresh))
                 self.call("xpuc_buffer_acquire", host, nbytes, copy_in, device)
                 values.append(b.add(b.ptrtoint(b.load(device), _I64), first))
+            elif param.kind == "partials":
+                values.append(self.partials_buffer(param.var))
             elif param.kind in ("dim", "stride"):
                 ary = self.array(param.var)
                 ndim = self.typemap[param.var].ndim
@@ -217,11 +221,41 @@ class _HostEmitter:
                 _I32(ndim),
             )
 
+    def partials_buffer(self, var: str) -> llvm.Value:
+        """A host array for a reduction's partial results and its device copy
+        (written by the kernel, so nothing to copy in)."""
+        b = self.builder
+        element = self.context.get_value_type(self.typemap[var])
+        host = cgutils.alloca_once(b, element, size=REDUCTION_WORK_ITEMS)
+        nbytes = _I64(REDUCTION_WORK_ITEMS * self.context.get_abi_sizeof(element))
+        host_bytes = b.bitcast(host, _I8P)
+        device = cgutils.alloca_once(b, _I8P)
+        self.call("xpuc_buffer_acquire", host_bytes, nbytes, _I32(0), device)
+        self.partials[var] = (host, nbytes)
+        return b.ptrtoint(b.load(device), _I64)
+
     def copy_back(self) -> None:
         for use in self.kernel.arrays.values():
             if use.writes:
                 host, nbytes, _ = self.host_extent(use.var)
                 self.call("xpuc_buffer_release", host, nbytes, _I32(1))
+
+    def combine_reductions(self) -> None:
+        """Each reduction variable becomes its value before the loop combined
+        with every work-item's partial result."""
+        b, context = self.builder, self.context
+        for reduction in self.kernel.reductions:
+            host, nbytes = self.partials[reduction.var]
+            self.call("xpuc_buffer_release", b.bitcast(host, _I8P), nbytes, _I32(1))
+            nbtype = self.typemap[reduction.var]
+            total = cgutils.alloca_once_value(b, self.lowerer.loadvar(reduction.var))
+            combine = signature(nbtype, nbtype, nbtype)
+            with cgutils.for_range(b, _I64(REDUCTION_WORK_ITEMS)) as loop:
+                partial = b.load(b.gep(host, [loop.index]))
+                value = context.compile_internal(b, reduction.combine, combine,
+                                                 (b.load(total), partial))
+                b.store(value, total)
+            self.lowerer.storevar(b.load(total), reduction.var)
 
 
 def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],
@@ -276,3 +310,4 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     emitter = _HostEmitter(lowerer, kernel)
     emitter.run_plan(lowered.plan, emitter.param_values(), lowered.spirv, kernel.ndim)
     emitter.copy_back()
+    emitter.combine_reductions()

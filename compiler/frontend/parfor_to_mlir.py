@@ -10,6 +10,8 @@ Anything outside both tables raises ``UnsupportedError`` with the source line.
 
 from __future__ import annotations
 
+import builtins
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,7 +41,9 @@ from ..errors import UnsupportedError
 class KernelParam:
     """One argument of the kernel function and where the host gets it.
 
-    kind: ``array`` (device copy of array ``var``), ``dim`` (``var.shape[axis]``),
+    kind: ``array`` (device copy of array ``var``), ``partials`` (a device buffer
+    of REDUCTION_WORK_ITEMS partial results of reduction variable ``var``),
+    ``dim`` (``var.shape[axis]``),
     ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of
     loop nest ``axis``, held in ``var``), ``scalar``.
     """
@@ -60,6 +64,21 @@ class ArrayUse:
     fresh: bool = False
 
 
+@dataclass(frozen=True)
+class Reduction:
+    """A reduction variable: each of the kernel's REDUCTION_WORK_ITEMS work-items
+    reduces a strided share of the iterations into ``partials[w]``, and the host
+    combines those with the variable's value from before the loop."""
+
+    var: str
+    combine: Callable[[object, object], object]  # Python, compiled into the host code
+
+
+# work-items of a reduction kernel: enough to fill the device's vector lanes and
+# cores, few enough that the host's final combine is cheap
+REDUCTION_WORK_ITEMS = 4096
+
+
 @dataclass
 class ParforKernel:
     name: str
@@ -67,6 +86,7 @@ class ParforKernel:
     params: tuple[KernelParam, ...]
     arrays: dict[str, ArrayUse]
     ndim: int
+    reductions: tuple[Reduction, ...] = ()
 
 
 def scalar_type(nbtype: types.Type, what: str, loc: ir.Loc) -> ScalarType:
@@ -468,26 +488,30 @@ def _bind_params(t: _Translation) -> None:
             t.env[name] = arith.cast(t.b, stored, ty) if ty.kind == "b" else stored
 
 
-def _loop_bounds(t: _Translation) -> tuple[list[Value], list[Value]]:
-    lower, upper = [], []
+_Bound = int | str  # a constant, or the SSA name of an index argument
+
+
+def _loop_bounds(t: _Translation) -> list[tuple[_Bound, _Bound]]:
+    """(start, stop) of each loop nest, outermost first; variables become arguments."""
+    bounds = []
     for axis, nest in enumerate(t.parfor.loop_nests):
         if nest.step != 1:
             raise UnsupportedError(f"{_where(t.parfor.loc)}: prange with a step other than 1")
-        for kind, bound, out in (("start", nest.start, lower), ("stop", nest.stop, upper)):
-            if isinstance(bound, int):
-                out.append(t.b.index_constant(bound))
-            else:
-                out.append(Value(t.add_param(KernelParam(kind, bound.name, "index", axis)), INDEX))
-    return lower, upper
+        pair = []
+        for kind, bound in (("start", nest.start), ("stop", nest.stop)):
+            pair.append(bound if isinstance(bound, int)
+                        else t.add_param(KernelParam(kind, bound.name, "index", axis)))
+        bounds.append((pair[0], pair[1]))
+    return bounds
 
 
-def _translate_body(t: _Translation, ivs: list[Value]) -> list[str]:
-    """The body function's blocks: Numba's blocks joined by cf branches, all
-    leaving through one exit block."""
-    parfor, b = t.parfor, t.b
-    for nest, iv in zip(parfor.loop_nests, ivs):
-        t.define(nest.index_variable, iv)
-    blocks = parfor.loop_body
+def _bound(b: Builder, bound: _Bound) -> Value:
+    return b.index_constant(bound) if isinstance(bound, int) else Value(bound, INDEX)
+
+
+def _emit_blocks(t: _Translation, after: str) -> None:
+    """Numba's body blocks joined by cf branches; leaving the body goes to ``after``."""
+    b, blocks = t.b, t.parfor.loop_body
     b.emit(f"cf.br ^bb{min(blocks)}")
     for label in sorted(blocks):
         block = blocks[label]
@@ -498,23 +522,163 @@ def _translate_body(t: _Translation, ivs: list[Value]) -> list[str]:
                 _translate_stmt(t, stmt)
         term = block.terminator if block.is_terminated else None
         if term is None:  # the body's last block just ends
-            b.emit("cf.br ^exit")
+            b.emit(f"cf.br {after}")
         elif isinstance(term, ir.Jump):
-            b.emit(f"cf.br {_successor(blocks, term.target)}")
+            b.emit(f"cf.br {_successor(blocks, term.target, after)}")
         elif isinstance(term, ir.Branch):
             cond = arith.cast(b, t.value(term.cond), BOOL)
-            b.emit(f"cf.cond_br {cond.name}, {_successor(blocks, term.truebr)}, "
-                   f"{_successor(blocks, term.falsebr)}")
+            b.emit(f"cf.cond_br {cond.name}, {_successor(blocks, term.truebr, after)}, "
+                   f"{_successor(blocks, term.falsebr, after)}")
         else:
             raise UnsupportedError(
                 f"{_where(term.loc)}: {type(term).__name__.lower()} in a parfor body")
+
+
+def _define_indices(t: _Translation, indices: list[Value]) -> None:
+    for nest, index in zip(t.parfor.loop_nests, indices):
+        t.define(nest.index_variable, index)
+
+
+def _translate_map_body(t: _Translation, ivs: list[Value]) -> None:
+    """One call of the body per point of the iteration space."""
+    _define_indices(t, ivs)
+    _emit_blocks(t, "^exit")
+    t.b.emit("^exit:", indent=-1)
+
+
+def _translate_reduction_body(t: _Translation, work_item: Value,
+                              bounds: list[tuple[_Bound, _Bound]],
+                              reductions: list[tuple[Reduction, str, Value]]) -> None:
+    """One call per work-item: it runs the iterations ``work_item + k * W`` (so
+    that neighbouring work-items read neighbouring elements), reducing into the
+    variables' slots from their identity, then writes its partial results."""
+    b = t.b
+    for reduction, _, start in reductions:
+        var = ir.Var(t.parfor.init_block.scope, reduction.var, t.parfor.loc)
+        t.define(var, start)
+    extents = []
+    for low, high in bounds:
+        extent = arith.binary(b, "arith.subi", _bound(b, high), _bound(b, low))
+        extents.append(arith.binary(b, "arith.maxsi", extent, b.index_constant(0)))
+    total = extents[0]
+    for extent in extents[1:]:
+        total = arith.binary(b, "arith.muli", total, extent)
+    step = b.index_constant(REDUCTION_WORK_ITEMS)
+    position = t.alloca(INDEX)
+    b.emit(f"memref.store {work_item.name}, {position}[] : memref<index>")
+    b.emit("cf.br ^head")
+    b.emit("^head:", indent=-1)
+    flat = b.op(f"memref.load {position}[] : memref<index>", INDEX)
+    more = arith.compare(b, "lt", flat, total)
+    b.emit(f"cf.cond_br {more.name}, ^iteration, ^done")
+    b.emit("^iteration:", indent=-1)
+    following = arith.binary(b, "arith.addi", flat, step)
+    b.emit(f"memref.store {following.name}, {position}[] : memref<index>")
+    indices, rest = [], flat
+    for (low, _), extent in reversed(list(zip(bounds, extents))):
+        offset = arith.binary(b, "arith.remui", rest, extent)
+        indices.insert(0, arith.binary(b, "arith.addi", offset, _bound(b, low)))
+        rest = arith.binary(b, "arith.divui", rest, extent)
+    _define_indices(t, indices)
+    _emit_blocks(t, "^head")
+    b.emit("^done:", indent=-1)
+    t.local = set()
+    for reduction, partials, _ in reductions:
+        result = t.value(ir.Var(t.parfor.init_block.scope, reduction.var, t.parfor.loc))
+        dtype = result.type
+        memref.store(b, result, partials, dtype, work_item)
+    b.emit("cf.br ^exit")
     b.emit("^exit:", indent=-1)
-    return t.allocas
 
 
-def _successor(blocks: dict, label: int) -> str:
+def _successor(blocks: dict, label: int, after: str) -> str:
     # a jump out of the body is the end of one iteration
-    return f"^bb{label}" if label in blocks else "^exit"
+    return f"^bb{label}" if label in blocks else after
+
+
+def _add(a, b):
+    return a + b
+
+
+def _multiply(a, b):
+    return a * b
+
+
+# how partial results combine, by Numba's reduction operator: a work-item's
+# ``t -= x`` accumulates -sum(x) from 0, so partials add; ``t /= x`` multiplies
+_COMBINE_BY_OPERATOR = {
+    operator.iadd: (_add, 0), operator.isub: (_add, 0),
+    operator.imul: (_multiply, 1), operator.itruediv: (_multiply, 1),
+}
+
+
+def _min(a, b):
+    return min(a, b)
+
+
+def _max(a, b):
+    return max(a, b)
+
+
+def _minimum(a, b):
+    return np.minimum(a, b)
+
+
+def _maximum(a, b):
+    return np.maximum(a, b)
+
+
+def _fmin(a, b):
+    return np.fmin(a, b)
+
+
+def _fmax(a, b):
+    return np.fmax(a, b)
+
+
+# min/max-like reductions start from the variable's own value (they are
+# idempotent) and combine with the function they use (each its own Python
+# function: Numba caches what it compiles into the host code by code object)
+_COMBINE_BY_CALLEE = {
+    builtins.min: _min, builtins.max: _max, np.minimum: _minimum, np.maximum: _maximum,
+    np.fmin: _fmin, np.fmax: _fmax,
+}
+
+
+def _reductions(t: _Translation) -> list[tuple[Reduction, str, Value]]:
+    """Each reduction variable, its partials argument and the value its
+    work-items start from."""
+    found = []
+    for name in t.parfor.redvars:
+        info = t.parfor.reddict[name]
+        dtype = scalar_type(t.typemap[name], f"reduction variable '{_user_names([name])}'",
+                            t.parfor.loc)
+        if dtype.kind == "b":
+            raise UnsupportedError(
+                f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} of type bool")
+        if info.redop in _COMBINE_BY_OPERATOR:
+            combine, identity = _COMBINE_BY_OPERATOR[info.redop]
+            start = t.b.constant(identity, dtype)
+        else:
+            combine = _min_max_callee(t, info.reduce_nodes)
+            if combine is None:
+                raise UnsupportedError(
+                    f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} with an "
+                    "operator other than +=, -=, *=, /=, min or max")
+            start = t.env[name]
+        partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype)))
+        found.append((Reduction(name, combine), partials, start))
+    return found
+
+
+def _min_max_callee(t: _Translation, nodes: list) -> Callable | None:
+    for node in nodes:
+        if isinstance(node, ir.Assign) and isinstance(node.value, ir.Expr) \
+                and node.value.op == "call":
+            key = getattr(t.typemap[node.value.func.name], "typing_key", None)
+            if key in _COMBINE_BY_CALLEE:
+                return _COMBINE_BY_CALLEE[key]
+    return None
 
 
 def _user_names(names: object) -> str:
@@ -524,10 +688,6 @@ def _user_names(names: object) -> str:
 
 def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) -> ParforKernel:
     """The kernel MLIR of ``parfor`` and what the host must pass to it."""
-    if parfor.redvars:
-        raise UnsupportedError(
-            f"{_where(parfor.loc)}: reduction into {_user_names(parfor.redvars)} in a parfor"
-        )
     if parfor.races:
         raise UnsupportedError(
             f"{_where(parfor.loc)}: variable(s) {_user_names(parfor.races)} assigned in "
@@ -539,18 +699,24 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
             "(kernels have at most 3)"
         )
     t = _Translation(parfor, typemap, calltypes)
-    # the body goes in its own function, called for each point of the iteration
-    # space; loop bounds are the calling function's
+    # the body goes in its own function, called by the parallel loop
     main, body = t.b, Builder()
     t.b = body
     _bind_params(t)
-    t.b = main
-    lower, upper = _loop_bounds(t)
-    t.b = body
-    ivs = [Value(f"%iv{axis}", INDEX) for axis in range(len(parfor.loop_nests))]
-    _translate_body(t, ivs)
+    bounds = _loop_bounds(t)
+    reductions = _reductions(t)
+    if reductions:
+        ivs = [Value("%iv0", INDEX)]
+        _translate_reduction_body(t, ivs[0], bounds, reductions)
+        loop = [(0, REDUCTION_WORK_ITEMS)]
+    else:
+        ivs = [Value(f"%iv{axis}", INDEX) for axis in range(len(bounds))]
+        _translate_map_body(t, ivs)
+        loop = bounds
     body_args = [f"{ssa}: {p.mlir_type}" for ssa, p in t.args] + [f"{iv.name}: index" for iv in ivs]
     body_lines, t.b = t.b.lines, main
+    lower = [_bound(main, low) for low, _ in loop]
+    upper = [_bound(main, high) for _, high in loop]
     with scf.parallel(t.b, lower, upper) as loop_ivs:
         operands = [ssa for ssa, _ in t.args] + [iv.name for iv in loop_ivs]
         types = [p.mlir_type for _, p in t.args] + ["index"] * len(loop_ivs)
@@ -562,7 +728,8 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
         + f"\n    return\n  }}\n  func.func private @{name}_body({', '.join(body_args)}) {{\n"
         + body + "\n    return\n  }\n}\n"
     )
-    return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, len(lower))
+    return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, len(lower),
+                        tuple(reduction for reduction, _, _ in reductions))
 
 
 def kernel_name(function_name: str, ordinal: int) -> str:

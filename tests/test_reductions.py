@@ -1,0 +1,127 @@
+"""Reductions in parfors: each work-item of the kernel reduces a strided share
+of the iterations, the host combines the partial results with the variable's
+value from before the loop. Results are compared with NumPy / Numba's CPU."""
+
+import numba
+import numpy as np
+import pytest
+
+import xpuc
+
+DEVICE = "opencl:cpu"
+rng = np.random.default_rng(3)
+
+
+def offload(fn, *args):
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        result = fn(*args)
+    assert xpuc.stats()["kernel_launches"] > 0, "nothing ran on the device"
+    return result
+
+
+@xpuc.jit
+def array_methods(a):
+    return a.sum(), a.prod(), a.min(), a.max(), a.mean()
+
+
+@xpuc.jit
+def numpy_functions(a):
+    return np.sum(a), np.prod(a), np.min(a), np.max(a), np.mean(a)
+
+
+@pytest.mark.parametrize("fn", [array_methods, numpy_functions], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("shape", [(10_001,), (37, 53), (5, 7, 11)])
+def test_whole_array_reductions(fn, dtype, shape):
+    # near 1, so that products neither overflow nor underflow
+    a = (rng.uniform(0.99, 1.01, shape) if np.dtype(dtype).kind == "f"
+         else rng.integers(-1, 2, shape)).astype(dtype)
+    small = a if a.size < 100 else a[..., :3] if a.ndim > 1 else a[:40]
+    small = np.ascontiguousarray(small)
+    for x in (a, small):
+        expected = fn.py_func(x)
+        result = offload(fn, x)
+        rtol = 1e-4 if dtype == np.float32 else 1e-10
+        for got, want in zip(result, expected):
+            if np.dtype(dtype).kind == "f":
+                np.testing.assert_allclose(got, want, rtol=rtol)
+            else:
+                assert got == want
+
+
+def test_prange_reductions_of_several_variables():
+    @xpuc.jit
+    def stats(a):
+        total, squares, low, high, count = 0.0, 0.0, np.inf, -np.inf, 0
+        for i in numba.prange(a.shape[0]):
+            total += a[i]
+            squares += a[i] * a[i]
+            low = min(low, a[i])
+            high = max(high, a[i])
+            count += 1
+        return total, squares, low, high, count
+
+    a = rng.normal(size=100_003)
+    got = offload(stats, a)
+    want = stats.py_func(a)
+    np.testing.assert_allclose(got[:2], want[:2], rtol=1e-11)
+    assert got[2:] == want[2:]
+
+
+def test_subtraction_division_and_initial_values():
+    @xpuc.jit
+    def odd_ops(a):
+        down, ratio = 100.0, 3.0
+        for i in numba.prange(a.shape[0]):
+            down -= a[i]
+            ratio /= a[i]
+        return down, ratio
+
+    a = rng.uniform(0.9, 1.1, 1000)
+    np.testing.assert_allclose(offload(odd_ops, a), odd_ops.py_func(a), rtol=1e-11)
+
+
+def test_reduction_in_a_two_dimensional_nest_with_bounds():
+    @xpuc.jit
+    def inner_sum(m):
+        total = 0
+        for i in numba.prange(1, m.shape[0] - 1):
+            total += m[i, 0] + m[i, m.shape[1] - 1]
+        return total
+
+    m = rng.integers(-100, 100, (50, 9))
+    assert offload(inner_sum, m) == inner_sum.py_func(m)
+
+
+def test_integer_sum_is_exact():
+    a = np.full(1_000_000, 2**40 + 1, dtype=np.int64)
+    assert offload(numpy_functions, a)[0] == a.sum()
+
+
+def test_empty_arrays_give_the_identity_or_numpys_error():
+    empty = np.zeros(0)
+    assert offload(xpuc.jit(lambda a: a.sum()), empty) == 0.0
+    assert offload(xpuc.jit(lambda a: a.prod()), empty) == 1.0
+    with pytest.raises(ValueError):
+        with xpuc.device_context(DEVICE):
+            xpuc.jit(lambda a: a.max())(empty)
+
+
+def test_reduction_with_control_flow_in_the_body():
+    @xpuc.jit
+    def positive_sum(a):
+        total = 0.0
+        for i in numba.prange(a.shape[0]):
+            if a[i] > 0:
+                total += a[i]
+        return total
+
+    a = rng.normal(size=5000)
+    np.testing.assert_allclose(offload(positive_sum, a), a[a > 0].sum(), rtol=1e-12)
+
+
+def test_float32_sum_accuracy():
+    a = rng.uniform(0, 1, 2_000_000).astype(np.float32)
+    exact = a.astype(np.float64).sum()
+    assert abs(offload(numpy_functions, a)[0] - exact) / exact < 1e-5
