@@ -164,15 +164,16 @@ import numba
 import xpuc
 
 
-@xpuc.jit("void(float64[:, ::1], float64[:, ::1])")
-def copy(a, out):
+@xpuc.jit("boolean(float64[::1])")
+def any_positive(a):
+    found = False
     for i in numba.prange(a.shape[0]):
-        for j in numba.prange(a.shape[1]):
-            out[i, j] = a[i, j]
+        found = max(found, a[i] > 0)
+    return found
 """)
     result = xpuc("compile", path)
     assert_fails_cleanly(
-        result, f"{path}:{line_of(path, 'for j')}: nested parfor (prange inside prange)")
+        result, f"{path}:{line_of(path, 'for i')}: reduction into found of type bool")
 
 
 def test_exception_while_loading_is_reported_at_its_line(tmp_path):

@@ -138,3 +138,63 @@ def test_control_flow_is_structured_at_the_linalg_stage():
     text = break_and_continue.inspect_mlir("linalg")
     assert "scf.while" in text and "scf.if" in text
     assert "cf.br" not in text and "memref.alloca" not in text
+
+
+def test_jacobi_time_loop_builds_its_kernels_once():
+    @xpuc.jit
+    def jacobi(grid, steps):
+        new = grid.copy()
+        for _ in range(steps):
+            for i in numba.prange(1, grid.shape[0] - 1):
+                for j in range(1, grid.shape[1] - 1):
+                    new[i, j] = 0.25 * (grid[i - 1, j] + grid[i + 1, j]
+                                        + grid[i, j - 1] + grid[i, j + 1])
+            grid, new = new, grid
+        return grid
+
+    def make():
+        grid = np.zeros((40, 30))
+        grid[0, :] = 1.0
+        return grid, 25
+
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        result = jacobi(*make())
+    counters = xpuc.stats()
+    np.testing.assert_allclose(result, jacobi.py_func(*make()), rtol=1e-12)
+    assert counters["kernel_launches"] >= 25
+    assert counters["kernel_builds"] <= 2  # per kernel, not per step
+
+
+def test_nested_prange_runs_the_inner_loop_in_each_work_item():
+    @xpuc.jit
+    def outer_product(x, y, out):
+        for i in numba.prange(x.shape[0]):
+            for j in numba.prange(y.shape[0]):
+                out[i, j] = x[i] * y[j] + i - j
+
+    def make():
+        rng = np.random.default_rng(4)
+        return rng.normal(size=33), rng.normal(size=17), np.zeros((33, 17))
+
+    (x, y, device_out), (_, _, cpu_out) = on_device_and_cpu(outer_product, make)
+    np.testing.assert_allclose(device_out, cpu_out, rtol=1e-12)
+    np.testing.assert_allclose(
+        device_out, np.outer(x, y) + np.arange(33)[:, None] - np.arange(17), rtol=1e-12)
+
+
+def test_reduction_over_a_nested_prange():
+    @xpuc.jit
+    def total(m):
+        s = 0.0
+        for i in numba.prange(m.shape[0]):
+            for j in numba.prange(m.shape[1]):
+                s += m[i, j]
+        return s
+
+    m = np.random.default_rng(5).normal(size=(30, 20))
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        result = total(m)
+    assert xpuc.stats()["kernel_launches"] > 0
+    np.testing.assert_allclose(result, m.sum(), rtol=1e-12)

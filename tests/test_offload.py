@@ -384,3 +384,15 @@ def test_one_array_passed_several_times_is_copied_in_once():
     a = data(1000, np.float64)
     offload(fma, a, a, a)
     assert xpuc.stats()["h2d_bytes"] == 8 * 1000
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_integer_power(dtype):
+    @xpuc.jit
+    def power(a, b):
+        return a ** b
+
+    a = np.array([2, -3, 0, 1, -1, 7, 3, 2, -1, 5], dtype=dtype)
+    b = np.array([10, 3, 0, 5, 7, 0, 40, -1, -3, -2], dtype=dtype)
+    result, _ = offload(power, a, b)
+    np.testing.assert_array_equal(result, power(a, b))  # Numba on the CPU

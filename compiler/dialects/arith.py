@@ -167,10 +167,41 @@ def _fmod(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     return _int_division(b, "arith.remsi" if lhs.type.is_signed else "arith.remui", lhs, rhs)
 
 
+def _integer_power(b: Builder, base: Value, exponent: Value) -> Value:
+    """``base ** exponent`` on integers, as Numba computes it: by squaring, with
+    wrap-around; a negative exponent gives 0 unless the base is 1 or -1."""
+    t = base.type.mlir
+    zero, one = b.constant(0, base.type), b.constant(1, base.type)
+    magnitude = b.op(f"math.absi {exponent.name} : {t}", exponent.type)
+    loop = b.fresh()
+    carried = [b.fresh() for _ in range(3)]  # result, power of the base, exponent bits
+    looped = [b.fresh() for _ in range(3)]
+    types = ", ".join([t] * 3)
+    inits = ", ".join(f"{c} = {v.name}" for c, v in zip(carried, (one, base, magnitude)))
+    b.emit(f"{loop}:3 = scf.while ({inits}) : ({types}) -> ({types}) {{")
+    bits = Value(carried[2], exponent.type)
+    more = b.op(f"arith.cmpi sgt, {bits.name}, {zero.name} : {t}", BOOL)
+    b.emit(f"  scf.condition({more.name}) {', '.join(carried)} : {types}")
+    b.emit("} do {")
+    b.emit(f"^bb0({', '.join(f'{name}: {t}' for name in looped)}):")
+    product, power, rest = (Value(name, base.type) for name in looped)
+    odd = compare(b, "ne", binary(b, "arith.andi", rest, one), zero)
+    product = select(b, odd, binary(b, "arith.muli", product, power), product)
+    power = binary(b, "arith.muli", power, power)
+    rest = binary(b, "arith.shrui", rest, one)
+    b.emit(f"  scf.yield {product.name}, {power.name}, {rest.name} : {types}")
+    b.emit("}")
+    value = Value(f"{loop}#0", base.type)
+    unit = binary(b, "arith.ori", compare(b, "eq", base, one),
+                  compare(b, "eq", base, b.constant(-1, base.type)))
+    keeps = binary(b, "arith.ori", compare(b, "ge", exponent, zero), unit)
+    return select(b, keeps, value, zero)
+
+
 @rule(operator.pow, operator.ipow, np.power, builtins.pow)
 def _pow(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     if not result.is_float:
-        raise UnsupportedError("integer ** integer")
+        return _integer_power(b, *(cast(b, a, result) for a in args))
     base, exponent = (cast(b, a, result) for a in args)
     return b.op(f"math.powf {base.name}, {exponent.name} : {result.mlir}", result)
 

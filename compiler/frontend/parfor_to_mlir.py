@@ -239,10 +239,7 @@ def _expr_rule(*ops: str):
 def _translate_stmt(t: _Translation, stmt: ir.Stmt) -> None:
     handler = _STMT_RULES.get(type(stmt))
     if handler is None:
-        construct = "nested parfor (prange inside prange)" if isinstance(stmt, Parfor) else (
-            type(stmt).__name__
-        )
-        raise UnsupportedError(f"{_where(stmt.loc)}: {construct} in a parfor body")
+        raise UnsupportedError(f"{_where(stmt.loc)}: {type(stmt).__name__} in a parfor body")
     handler(t, stmt)
 
 
@@ -509,9 +506,9 @@ def _bound(b: Builder, bound: _Bound) -> Value:
     return b.index_constant(bound) if isinstance(bound, int) else Value(bound, INDEX)
 
 
-def _emit_blocks(t: _Translation, after: str) -> None:
+def _emit_blocks(t: _Translation, blocks: dict[int, ir.Block], after: str) -> None:
     """Numba's body blocks joined by cf branches; leaving the body goes to ``after``."""
-    b, blocks = t.b, t.parfor.loop_body
+    b = t.b
     b.emit(f"cf.br ^bb{min(blocks)}")
     for label in sorted(blocks):
         block = blocks[label]
@@ -534,6 +531,43 @@ def _emit_blocks(t: _Translation, after: str) -> None:
                 f"{_where(term.loc)}: {type(term).__name__.lower()} in a parfor body")
 
 
+@_stmt_rule(Parfor)
+def _nested_parfor(t: _Translation, inner: Parfor) -> None:
+    """A prange inside a prange body runs as serial loops inside the outer
+    kernel's work-item (the outer loop is the parallel one)."""
+    for stmt in inner.init_block.body:
+        _translate_stmt(t, stmt)
+    _serial_nest(t, inner, 0)
+
+
+def _serial_nest(t: _Translation, inner: Parfor, axis: int) -> None:
+    b, nest = t.b, inner.loop_nests[axis]
+    if nest.step != 1:
+        raise UnsupportedError(f"{_where(inner.loc)}: prange with a step other than 1")
+    start, stop = (b.index_constant(bound) if isinstance(bound, int)
+                   else arith.cast(b, t.value(bound), INDEX) for bound in (nest.start, nest.stop))
+    label = f"^loop{len(t.allocas)}"  # unique: every loop adds a slot
+    position = t.alloca(INDEX)
+    b.emit(f"memref.store {start.name}, {position}[] : memref<index>")
+    b.emit(f"cf.br {label}_head")
+    b.emit(f"{label}_head:", indent=-1)
+    current = b.op(f"memref.load {position}[] : memref<index>", INDEX)
+    more = arith.compare(b, "lt", current, stop)
+    b.emit(f"cf.cond_br {more.name}, {label}_body, {label}_after")
+    b.emit(f"{label}_body:", indent=-1)
+    following = arith.binary(b, "arith.addi", current, b.index_constant(1))
+    b.emit(f"memref.store {following.name}, {position}[] : memref<index>")
+    t.local = set()
+    t.define(nest.index_variable, current)
+    if axis + 1 < len(inner.loop_nests):
+        _serial_nest(t, inner, axis + 1)
+        b.emit(f"cf.br {label}_head")
+    else:
+        _emit_blocks(t, inner.loop_body, f"{label}_head")
+    b.emit(f"{label}_after:", indent=-1)
+    t.local = set()
+
+
 def _define_indices(t: _Translation, indices: list[Value]) -> None:
     for nest, index in zip(t.parfor.loop_nests, indices):
         t.define(nest.index_variable, index)
@@ -542,7 +576,7 @@ def _define_indices(t: _Translation, indices: list[Value]) -> None:
 def _translate_map_body(t: _Translation, ivs: list[Value]) -> None:
     """One call of the body per point of the iteration space."""
     _define_indices(t, ivs)
-    _emit_blocks(t, "^exit")
+    _emit_blocks(t, t.parfor.loop_body, "^exit")
     t.b.emit("^exit:", indent=-1)
 
 
@@ -580,7 +614,7 @@ def _translate_reduction_body(t: _Translation, work_item: Value,
         indices.insert(0, arith.binary(b, "arith.addi", offset, _bound(b, low)))
         rest = arith.binary(b, "arith.divui", rest, extent)
     _define_indices(t, indices)
-    _emit_blocks(t, "^head")
+    _emit_blocks(t, t.parfor.loop_body, "^head")
     b.emit("^done:", indent=-1)
     t.local = set()
     for reduction, partials, _ in reductions:
