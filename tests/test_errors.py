@@ -74,16 +74,6 @@ def test_object_mode_is_refused():
         xpuc.jit(forceobj=True)(lambda a: a)
 
 
-def test_four_dimensional_parfor_is_refused():
-    @xpuc.jit
-    def add(a):
-        return a + 1.0
-
-    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
-        add(np.ones((2, 2, 2, 2)))
-    assert "4 dimensions" in str(info.value)
-
-
 def test_runtime_failure_in_compiled_code_is_a_device_error():
     """An allocation larger than the device: the compiled host code's runtime
     call fails, and the call raises DeviceError with the runtime's message."""

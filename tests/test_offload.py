@@ -396,3 +396,10 @@ def test_integer_power(dtype):
     b = np.array([10, 3, 0, 5, 7, 0, 40, -1, -3, -2], dtype=dtype)
     result, _ = offload(power, a, b)
     np.testing.assert_array_equal(result, power(a, b))  # Numba on the CPU
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 5, 6), (2, 1, 3, 70), (2, 3, 2, 2, 5)])
+def test_nests_deeper_than_a_kernel_fold_their_outer_loops(shape):
+    a, b = data(shape, np.float64), data(shape, np.float64)
+    result, _ = offload(fma, a, b, a)
+    np.testing.assert_allclose(result, a * b + a)

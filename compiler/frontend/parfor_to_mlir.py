@@ -573,8 +573,40 @@ def _define_indices(t: _Translation, indices: list[Value]) -> None:
         t.define(nest.index_variable, index)
 
 
-def _translate_map_body(t: _Translation, ivs: list[Value]) -> None:
-    """One call of the body per point of the iteration space."""
+def _extents(b: Builder, bounds: list[tuple[_Bound, _Bound]]) -> list[Value]:
+    return [arith.binary(b, "arith.maxsi", arith.binary(b, "arith.subi", _bound(b, high),
+                                                        _bound(b, low)), b.index_constant(0))
+            for low, high in bounds]
+
+
+def _iteration_count(b: Builder, bounds: list[tuple[_Bound, _Bound]]) -> Value:
+    total, *rest = _extents(b, bounds)
+    for extent in rest:
+        total = arith.binary(b, "arith.muli", total, extent)
+    return total
+
+
+def _delinearize(b: Builder, flat: Value, bounds: list[tuple[_Bound, _Bound]]) -> list[Value]:
+    """The loop indices of the ``flat``-th point (row-major) of the nest ``bounds``."""
+    indices, rest = [], flat
+    for (low, _), extent in reversed(list(zip(bounds, _extents(b, bounds)))):
+        offset = arith.binary(b, "arith.remui", rest, extent)
+        indices.insert(0, arith.binary(b, "arith.addi", offset, _bound(b, low)))
+        rest = arith.binary(b, "arith.divui", rest, extent)
+    return indices
+
+
+# kernels have at most 3 dimensions: deeper nests fold their outer loops into one
+_MAX_KERNEL_DIMS = 3
+
+
+def _translate_map_body(t: _Translation, ivs: list[Value],
+                        bounds: list[tuple[_Bound, _Bound]]) -> None:
+    """One call of the body per point of the iteration space; in a nest deeper
+    than a kernel, the first index counts the points of the folded outer loops."""
+    folded = len(bounds) - _MAX_KERNEL_DIMS + 1
+    if folded > 1:
+        ivs = _delinearize(t.b, ivs[0], bounds[:folded]) + ivs[1:]
     _define_indices(t, ivs)
     _emit_blocks(t, t.parfor.loop_body, "^exit")
     t.b.emit("^exit:", indent=-1)
@@ -590,13 +622,7 @@ def _translate_reduction_body(t: _Translation, work_item: Value,
     for reduction, _, start in reductions:
         var = ir.Var(t.parfor.init_block.scope, reduction.var, t.parfor.loc)
         t.define(var, start)
-    extents = []
-    for low, high in bounds:
-        extent = arith.binary(b, "arith.subi", _bound(b, high), _bound(b, low))
-        extents.append(arith.binary(b, "arith.maxsi", extent, b.index_constant(0)))
-    total = extents[0]
-    for extent in extents[1:]:
-        total = arith.binary(b, "arith.muli", total, extent)
+    total = _iteration_count(b, bounds)
     step = b.index_constant(REDUCTION_WORK_ITEMS)
     position = t.alloca(INDEX)
     b.emit(f"memref.store {work_item.name}, {position}[] : memref<index>")
@@ -608,12 +634,7 @@ def _translate_reduction_body(t: _Translation, work_item: Value,
     b.emit("^iteration:", indent=-1)
     following = arith.binary(b, "arith.addi", flat, step)
     b.emit(f"memref.store {following.name}, {position}[] : memref<index>")
-    indices, rest = [], flat
-    for (low, _), extent in reversed(list(zip(bounds, extents))):
-        offset = arith.binary(b, "arith.remui", rest, extent)
-        indices.insert(0, arith.binary(b, "arith.addi", offset, _bound(b, low)))
-        rest = arith.binary(b, "arith.divui", rest, extent)
-    _define_indices(t, indices)
+    _define_indices(t, _delinearize(b, flat, bounds))
     _emit_blocks(t, t.parfor.loop_body, "^head")
     b.emit("^done:", indent=-1)
     t.local = set()
@@ -727,11 +748,6 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
             f"{_where(parfor.loc)}: variable(s) {_user_names(parfor.races)} assigned in "
             "the loop and read after it"
         )
-    if len(parfor.loop_nests) > 3:
-        raise UnsupportedError(
-            f"{_where(parfor.loc)}: a parfor of {len(parfor.loop_nests)} dimensions "
-            "(kernels have at most 3)"
-        )
     t = _Translation(parfor, typemap, calltypes)
     # the body goes in its own function, called by the parallel loop
     main, body = t.b, Builder()
@@ -744,13 +760,16 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
         _translate_reduction_body(t, ivs[0], bounds, reductions)
         loop = [(0, REDUCTION_WORK_ITEMS)]
     else:
-        ivs = [Value(f"%iv{axis}", INDEX) for axis in range(len(bounds))]
-        _translate_map_body(t, ivs)
-        loop = bounds
+        loop = bounds[-_MAX_KERNEL_DIMS:]
+        ivs = [Value(f"%iv{axis}", INDEX) for axis in range(len(loop))]
+        _translate_map_body(t, ivs, bounds)
     body_args = [f"{ssa}: {p.mlir_type}" for ssa, p in t.args] + [f"{iv.name}: index" for iv in ivs]
     body_lines, t.b = t.b.lines, main
     lower = [_bound(main, low) for low, _ in loop]
     upper = [_bound(main, high) for _, high in loop]
+    if len(bounds) > _MAX_KERNEL_DIMS:  # the folded outer loops count from 0
+        lower[0] = main.index_constant(0)
+        upper[0] = _iteration_count(main, bounds[:len(bounds) - _MAX_KERNEL_DIMS + 1])
     with scf.parallel(t.b, lower, upper) as loop_ivs:
         operands = [ssa for ssa, _ in t.args] + [iv.name for iv in loop_ivs]
         types = [p.mlir_type for _, p in t.args] + ["index"] * len(loop_ivs)
