@@ -1,6 +1,6 @@
 # A sum in a prange: the parallel loop runs over a fixed number of work-items,
-# each a while loop over a strided share of the iterations that carries the
-# running sum, and each stores its partial result for the host to combine.
+# each an scf.for over a strided share of the iterations that carries the
+# running sum from 0, and each stores its partial result for the host to combine.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import numba
@@ -18,8 +18,12 @@ def total(a):
 # CHECK-LABEL: func.func @total_parfor0(
 # CHECK-SAME: %[[PARTIALS:arg[0-9]+]]: memref<?xf64>)
 # CHECK: %[[W:c4096]] = arith.constant 4096 : index
-# CHECK: scf.parallel (%[[ITEM:arg[0-9]+]]) = (%c0) to (%[[W]])
-# CHECK: scf.while (%[[SUM:arg[0-9]+]] = %cst
-# CHECK: arith.addf
-# CHECK: scf.condition
-# CHECK: memref.store %{{[0-9]+}}#{{[0-9]+}}, %[[PARTIALS]][%[[ITEM]]] : memref<?xf64>
+# CHECK: %[[ZERO:cst[_0-9]*]] = arith.constant 0.000000e+00 : f64
+# CHECK: scf.parallel (%[[ITEM:arg[0-9]+]]) = (%{{c0[_0-9]*}}) to (%[[W]])
+# CHECK-NEXT: %[[SUMS:[0-9]+]] = scf.for %[[K:arg[0-9]+]] = %[[ITEM]] to %{{[0-9]+}} step %[[W]]
+# CHECK-SAME: iter_args(%[[SUM:arg[0-9]+]] = %[[ZERO]]) -> (f64)
+# CHECK: %[[X:[0-9]+]] = memref.load
+# CHECK: %[[NEXT:[0-9]+]] = arith.addf %[[SUM]], %[[X]] : f64
+# CHECK: scf.yield %[[NEXT]] : f64
+# CHECK: memref.store %[[SUMS]], %[[PARTIALS]][%[[ITEM]]] : memref<?xf64>
+# CHECK-NOT: scf.while

@@ -589,11 +589,13 @@ def _iteration_count(b: Builder, bounds: list[tuple[_Bound, _Bound]]) -> Value:
 def _delinearize(b: Builder, flat: Value, bounds: list[tuple[_Bound, _Bound]]) -> list[Value]:
     """The loop indices of the ``flat``-th point (row-major) of the nest ``bounds``."""
     indices, rest = [], flat
-    for (low, _), extent in reversed(list(zip(bounds, _extents(b, bounds)))):
+    extents = _extents(b, bounds[1:])
+    for (low, _), extent in reversed(list(zip(bounds[1:], extents))):
         offset = arith.binary(b, "arith.remui", rest, extent)
         indices.insert(0, arith.binary(b, "arith.addi", offset, _bound(b, low)))
         rest = arith.binary(b, "arith.divui", rest, extent)
-    return indices
+    # what remains is the outermost index: ``flat`` is within the nest
+    return [arith.binary(b, "arith.addi", rest, _bound(b, bounds[0][0]))] + indices
 
 
 # kernels have at most 3 dimensions: deeper nests fold their outer loops into one
@@ -610,40 +612,58 @@ def _translate_map_body(t: _Translation, ivs: list[Value],
     _define_indices(t, ivs)
     _emit_blocks(t, t.parfor.loop_body, "^exit")
     t.b.emit("^exit:", indent=-1)
+    t.b.emit("return")
 
 
-def _translate_reduction_body(t: _Translation, work_item: Value,
-                              bounds: list[tuple[_Bound, _Bound]],
-                              reductions: list[tuple[Reduction, str, Value]]) -> None:
-    """One call per work-item: it runs the iterations ``work_item + k * W`` (so
-    that neighbouring work-items read neighbouring elements), reducing into the
-    variables' slots from their identity, then writes its partial results."""
+def _translate_reduction_body(t: _Translation, flat: Value, bounds: list[tuple[_Bound, _Bound]],
+                              reductions: list[_ReductionArg]) -> list[Value]:
+    """One call per iteration, the ``flat``-th of the nest (row-major): the
+    reduction variables come in as arguments and go out as results."""
     b = t.b
-    for reduction, _, start in reductions:
-        var = ir.Var(t.parfor.init_block.scope, reduction.var, t.parfor.loc)
-        t.define(var, start)
+    accumulators = [Value(f"%acc{k}", r.dtype) for k, r in enumerate(reductions)]
+    for r, acc in zip(reductions, accumulators):
+        t.define(_var(t, r.reduction.var), acc)
+    _define_indices(t, _delinearize(b, flat, bounds))
+    _emit_blocks(t, t.parfor.loop_body, "^exit")
+    b.emit("^exit:", indent=-1)
+    t.local = set()
+    results = [t.value(_var(t, r.reduction.var)) for r in reductions]
+    b.emit(f"return {', '.join(v.name for v in results)} : "
+           f"{', '.join(v.type.mlir for v in results)}")
+    return accumulators
+
+
+def _var(t: _Translation, name: str) -> ir.Var:
+    return ir.Var(t.parfor.init_block.scope, name, t.parfor.loc)
+
+
+def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
+                    bounds: list[tuple[_Bound, _Bound]], reductions: list[_ReductionArg]) -> None:
+    """Each work-item ``w`` of the parallel loop runs the iterations ``w + k * W``
+    (neighbouring work-items read neighbouring elements), carrying the
+    reduction variables from their start values, and stores its partial results."""
     total = _iteration_count(b, bounds)
     step = b.index_constant(REDUCTION_WORK_ITEMS)
-    position = t.alloca(INDEX)
-    b.emit(f"memref.store {work_item.name}, {position}[] : memref<index>")
-    b.emit("cf.br ^head")
-    b.emit("^head:", indent=-1)
-    flat = b.op(f"memref.load {position}[] : memref<index>", INDEX)
-    more = arith.compare(b, "lt", flat, total)
-    b.emit(f"cf.cond_br {more.name}, ^iteration, ^done")
-    b.emit("^iteration:", indent=-1)
-    following = arith.binary(b, "arith.addi", flat, step)
-    b.emit(f"memref.store {following.name}, {position}[] : memref<index>")
-    _define_indices(t, _delinearize(b, flat, bounds))
-    _emit_blocks(t, t.parfor.loop_body, "^head")
-    b.emit("^done:", indent=-1)
-    t.local = set()
-    for reduction, partials, _ in reductions:
-        result = t.value(ir.Var(t.parfor.init_block.scope, reduction.var, t.parfor.loc))
-        dtype = result.type
-        memref.store(b, result, partials, dtype, work_item)
-    b.emit("cf.br ^exit")
-    b.emit("^exit:", indent=-1)
+    starts = [b.constant(r.identity, r.dtype) if r.identity is not None else r.variable
+              for r in reductions]
+    types = ", ".join(r.dtype.mlir for r in reductions)
+    with scf.parallel(b, [b.index_constant(0)], [step]) as (work_item,):
+        loop, flat = b.fresh(), b.fresh()
+        carried = [b.fresh() for _ in reductions]
+        iter_args = ", ".join(f"{c} = {v.name}" for c, v in zip(carried, starts))
+        b.emit(f"{loop}:{len(reductions)} = scf.for {flat} = {work_item.name} to {total.name} "
+               f"step {step.name} iter_args({iter_args}) -> ({types}) {{")
+        results = b.fresh()
+        arguments = [name for name, _ in operands] + [flat] + carried
+        argument_types = [type for _, type in operands] + ["index"] + [r.dtype.mlir
+                                                                      for r in reductions]
+        b.emit(f"  {results}:{len(reductions)} = func.call @{body}({', '.join(arguments)}) : "
+               f"({', '.join(argument_types)}) -> ({types})")
+        b.emit(f"  scf.yield {', '.join(f'{results}#{k}' for k in range(len(reductions)))} "
+               f": {types}")
+        b.emit("}")
+        for k, r in enumerate(reductions):
+            memref.store(b, Value(f"{loop}#{k}", r.dtype), r.partials, r.dtype, work_item)
 
 
 def _successor(blocks: dict, label: int, after: str) -> str:
@@ -700,7 +720,16 @@ _COMBINE_BY_CALLEE = {
 }
 
 
-def _reductions(t: _Translation) -> list[tuple[Reduction, str, Value]]:
+@dataclass(frozen=True)
+class _ReductionArg:
+    reduction: Reduction
+    dtype: ScalarType
+    partials: str  # SSA name of the partial results' memref argument
+    variable: Value  # the variable's value before the loop (an argument)
+    identity: int | None  # what work-items start from; None: from ``variable``
+
+
+def _reductions(t: _Translation) -> list[_ReductionArg]:
     """Each reduction variable, its partials argument and the value its
     work-items start from."""
     found = []
@@ -713,16 +742,15 @@ def _reductions(t: _Translation) -> list[tuple[Reduction, str, Value]]:
                 f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} of type bool")
         if info.redop in _COMBINE_BY_OPERATOR:
             combine, identity = _COMBINE_BY_OPERATOR[info.redop]
-            start = t.b.constant(identity, dtype)
         else:
-            combine = _min_max_callee(t, info.reduce_nodes)
+            combine, identity = _min_max_callee(t, info.reduce_nodes), None
             if combine is None:
                 raise UnsupportedError(
                     f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} with an "
                     "operator other than +=, -=, *=, /=, min or max")
-            start = t.env[name]
         partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype)))
-        found.append((Reduction(name, combine), partials, start))
+        found.append(_ReductionArg(Reduction(name, combine), dtype, partials, t.env[name],
+                                   identity))
     return found
 
 
@@ -755,34 +783,49 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
     _bind_params(t)
     bounds = _loop_bounds(t)
     reductions = _reductions(t)
+    operands = [(ssa, p.mlir_type) for ssa, p in t.args]
     if reductions:
-        ivs = [Value("%iv0", INDEX)]
-        _translate_reduction_body(t, ivs[0], bounds, reductions)
-        loop = [(0, REDUCTION_WORK_ITEMS)]
+        flat = Value("%iv0", INDEX)
+        accumulators = _translate_reduction_body(t, flat, bounds, reductions)
+        body_args = [flat] + accumulators
+        results = f" -> ({', '.join(r.dtype.mlir for r in reductions)})"
+        t.b = main
+        _reduction_loop(main, f"{name}_body", operands, bounds, reductions)
+        ndim = 1
     else:
         loop = bounds[-_MAX_KERNEL_DIMS:]
-        ivs = [Value(f"%iv{axis}", INDEX) for axis in range(len(loop))]
-        _translate_map_body(t, ivs, bounds)
-    body_args = [f"{ssa}: {p.mlir_type}" for ssa, p in t.args] + [f"{iv.name}: index" for iv in ivs]
-    body_lines, t.b = t.b.lines, main
-    lower = [_bound(main, low) for low, _ in loop]
-    upper = [_bound(main, high) for _, high in loop]
-    if len(bounds) > _MAX_KERNEL_DIMS:  # the folded outer loops count from 0
-        lower[0] = main.index_constant(0)
-        upper[0] = _iteration_count(main, bounds[:len(bounds) - _MAX_KERNEL_DIMS + 1])
-    with scf.parallel(t.b, lower, upper) as loop_ivs:
-        operands = [ssa for ssa, _ in t.args] + [iv.name for iv in loop_ivs]
-        types = [p.mlir_type for _, p in t.args] + ["index"] * len(loop_ivs)
-        t.b.emit(f"func.call @{name}_body({', '.join(operands)}) : ({', '.join(types)}) -> ()")
-    signature = ", ".join(f"{ssa}: {p.mlir_type}" for ssa, p in t.args)
-    body = "\n".join(["    " + line for line in t.allocas] + body_lines)
+        body_args = [Value(f"%iv{axis}", INDEX) for axis in range(len(loop))]
+        _translate_map_body(t, body_args, bounds)
+        results = ""
+        t.b = main
+        _map_loop(main, f"{name}_body", operands, bounds)
+        ndim = len(loop)
+    signature = ", ".join(f"{ssa}: {type}" for ssa, type in operands)
+    body_signature = ", ".join([f"{ssa}: {type}" for ssa, type in operands]
+                               + [f"{v.name}: {v.type.mlir}" for v in body_args])
+    body_text = "\n".join(["    " + line for line in t.allocas] + body.lines)
     text = (
-        f"module {{\n  func.func @{name}({signature}) {{\n" + "\n".join(t.b.lines)
-        + f"\n    return\n  }}\n  func.func private @{name}_body({', '.join(body_args)}) {{\n"
-        + body + "\n    return\n  }\n}\n"
+        f"module {{\n  func.func @{name}({signature}) {{\n" + "\n".join(main.lines)
+        + f"\n    return\n  }}\n  func.func private @{name}_body({body_signature}){results} {{\n"
+        + body_text + "\n  }\n}\n"
     )
-    return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, len(lower),
-                        tuple(reduction for reduction, _, _ in reductions))
+    return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
+                        tuple(r.reduction for r in reductions))
+
+
+def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
+              bounds: list[tuple[_Bound, _Bound]]) -> None:
+    """The parallel loop over the iteration space, calling the body at each point."""
+    loop = bounds[-_MAX_KERNEL_DIMS:]
+    lower = [_bound(b, low) for low, _ in loop]
+    upper = [_bound(b, high) for _, high in loop]
+    if len(bounds) > _MAX_KERNEL_DIMS:  # the folded outer loops count from 0
+        lower[0] = b.index_constant(0)
+        upper[0] = _iteration_count(b, bounds[:len(bounds) - _MAX_KERNEL_DIMS + 1])
+    with scf.parallel(b, lower, upper) as ivs:
+        arguments = [name for name, _ in operands] + [iv.name for iv in ivs]
+        types = [type for _, type in operands] + ["index"] * len(ivs)
+        b.emit(f"func.call @{body}({', '.join(arguments)}) : ({', '.join(types)}) -> ()")
 
 
 def kernel_name(function_name: str, ordinal: int) -> str:

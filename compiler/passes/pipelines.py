@@ -63,7 +63,11 @@ ATTACH_TARGET = (
 # instructions; convert-gpu-to-spirv lowers each memref argument to one bare
 # CrossWorkgroup pointer, and index to i64.
 TO_SPIRV = (
-    "gpu.module(arith-expand,convert-math-to-spirv,convert-ub-to-spirv)",
+    # scf-for-to-while: the SPIR-V lowering of an scf.for with iter_args sets
+    # its results only inside the body, so a loop that runs zero times (an
+    # empty reduction, a work-item past the end) yields undefined values;
+    # scf.while's lowering is right
+    "gpu.module(scf-for-to-while,arith-expand,convert-math-to-spirv,convert-ub-to-spirv)",
     "convert-gpu-to-spirv{{use-64bit-index=1}}",
     "gpu.module(spirv.module(spirv-lower-abi-attrs,spirv-update-vce))",
 )
