@@ -10,7 +10,8 @@ from typing import Any
 CLASSES: dict[str, str] = {
     "pass": "xpuc offloaded at least one parfor and the test passed",
     "refusal": "the test failed with xpuc.UnsupportedError: a construct xpuc does not offload",
-    "no_parfor": "the test passed, but its functions had no parfor, so nothing was offloaded",
+    "no_parfor": "the test passed, but xpuc offloaded no parfor: its functions have none "
+    "(or the test expects Numba to reject them)",
     "other": "a wrong answer, any other exception, a crash or a timeout",
     "skipped": "skipped by Numba's own decorators (the reason is listed)",
     "not_exercised": "the test made no call through xpuc: it checks Numba's IR, "

@@ -10,9 +10,10 @@ class, so it is only meant for a worker process that runs one test.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import FunctionType
 from typing import Any
 
 import numba
@@ -45,13 +46,6 @@ def _call_on_device(function: xpuc.JitFunction, *args: Any, **kwargs: Any) -> An
         return function(*args, **kwargs)
 
 
-def _offloads_a_parfor(function: xpuc.JitFunction) -> bool:
-    try:
-        return bool(function.inspect_spirv())
-    except xpuc.XpucError:  # never compiled for a device: nothing was offloaded
-        return False
-
-
 class OffloadedCompileResult:
     """Stands for the ``CompileResult`` of ``njit(sig, parallel=True)`` that
     ``TestParforsBase`` compares: its ``entry_point`` runs through xpuc.
@@ -69,7 +63,10 @@ class OffloadedCompileResult:
         return _call_on_device(self.function, *args)
 
     def offloads_a_parfor(self) -> bool:
-        return _offloads_a_parfor(self.function)
+        try:
+            return bool(self.function.inspect_spirv())
+        except xpuc.XpucError:  # never compiled for a device: nothing was offloaded
+            return False
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # not an attribute of a CompileResult
@@ -98,9 +95,6 @@ class OffloadedDispatcher:
         result = _call_on_device(self.function, *args, **kwargs)
         self._argtypes.add(tuple(numba.typeof(arg) for arg in args))
         return result
-
-    def offloads_a_parfor(self) -> bool:
-        return _offloads_a_parfor(self.function)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -131,16 +125,38 @@ def _routed(decorator: Callable[..., Any]) -> Callable[..., Any]:
     return route
 
 
-def _routed_numba_module() -> ModuleType:
-    """A stand-in for the ``numba`` module in the test module's globals, so
-    that ``numba.njit(parallel=True)`` is routed too. A module named ``numba``
-    (not any other object) because jitted test bodies call ``numba.prange``,
-    which Numba only recognises on a module of that name."""
-    module = ModuleType(numba.__name__, numba.__doc__)
-    module.__dict__.update(vars(numba))
-    module.njit = _routed(numba.njit)
-    module.jit = _routed(numba.jit)
-    return module
+class _RoutedNumba:
+    """``numba`` as the code of a test method sees it: ``njit`` and ``jit``
+    routed, anything else Numba's own."""
+
+    njit = staticmethod(_routed(numba.njit))
+    jit = staticmethod(_routed(numba.jit))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(numba, name)
+
+
+_ROUTED_NUMBA = "_xpuc_routed_numba"
+
+
+def _route_numba_attribute_calls(cls: type) -> None:
+    """Make the test methods of ``cls`` that call ``numba.njit`` or
+    ``numba.jit`` look ``numba`` up as a ``_RoutedNumba``.
+
+    Only the method's own code is changed (one entry of its names), not the
+    module's ``numba``: the functions it defines keep the real module, which
+    Numba's passes compare by identity (``numba.prange`` calls are only dead
+    code, and fusable, when their module *is* numba)."""
+    for name, method in list(vars(cls).items()):
+        code = getattr(method, "__code__", None)
+        if code is None or "numba" not in code.co_names:
+            continue
+        if not {"njit", "jit"} & set(code.co_names):
+            continue
+        names = tuple(_ROUTED_NUMBA if n == "numba" else n for n in code.co_names)
+        routed = FunctionType(code.replace(co_names=names), method.__globals__, method.__name__,
+                              method.__defaults__, method.__closure__)
+        setattr(cls, name, functools.wraps(method)(routed))
 
 
 def install(device: str) -> None:
@@ -168,4 +184,7 @@ def install(device: str) -> None:
     base._compile_this = routed_compile_this
     base.check_scheduling = offload_scheduling
     parfor_tests.njit = _routed(numba.njit)
-    parfor_tests.numba = _routed_numba_module()
+    setattr(parfor_tests, _ROUTED_NUMBA, _RoutedNumba())
+    for value in list(vars(parfor_tests).values()):
+        if isinstance(value, type) and value.__module__ == parfor_tests.__name__:
+            _route_numba_attribute_calls(value)
