@@ -40,6 +40,9 @@ class JitFunction:
     def __init__(self, py_func: Callable, signatures: list | None, options: dict) -> None:
         if options.pop("forceobj", False) or options.pop("nopython", True) is False:
             raise ConflictingOptionsError("xpuc.jit always compiles in nopython mode")
+        if "pipeline_class" in options:
+            raise ConflictingOptionsError(
+                "xpuc.jit brings its own Numba pipeline (pipeline_class cannot be given)")
         self.py_func = py_func
         self._signatures = signatures
         self._options = options

@@ -96,3 +96,10 @@ def test_runtime_failure_in_compiled_code_is_a_device_error():
     counters = xpuc.stats()
     assert counters["usm_allocs"] == counters["usm_frees"]
     assert counters["kernel_launches"] == 0
+
+
+def test_pipeline_class_is_refused():
+    from numba.core.compiler import Compiler
+
+    with pytest.raises(xpuc.ConflictingOptionsError):
+        xpuc.jit(pipeline_class=Compiler)(lambda a: a)

@@ -403,3 +403,25 @@ def test_nests_deeper_than_a_kernel_fold_their_outer_loops(shape):
     a, b = data(shape, np.float64), data(shape, np.float64)
     result, _ = offload(fma, a, b, a)
     np.testing.assert_allclose(result, a * b + a)
+
+
+def test_writing_a_two_dimensional_slice_keeps_the_rest():
+    @xpuc.jit
+    def corner(a, b):
+        b[1:, 1:] = a[1:, 1:]
+
+    a, b = data((5, 6), np.float64), np.full((5, 6), 7.0)
+    offload(corner, a, b)
+    expected = np.full((5, 6), 7.0)
+    expected[1:, 1:] = a[1:, 1:]
+    np.testing.assert_array_equal(b, expected)
+
+
+def test_zero_dimensional_operand_broadcasts():
+    @xpuc.jit
+    def add(x, y):
+        return x + y
+
+    for y in (np.ones(3), np.ones((2, 4))):
+        result, _ = offload(add, np.array(5.0), y)
+        np.testing.assert_array_equal(result, 5.0 + y)

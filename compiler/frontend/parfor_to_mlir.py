@@ -455,12 +455,23 @@ _stmt_rule(ir.StaticSetItem)(_setitem)
 # ---- the parfor as a whole --------------------------------------------------------
 
 
+def _allocated_in_init_block(t: _Translation) -> set[str]:
+    """Arrays the parfor's init block allocates with np.empty (array-expression
+    results): the parfor writes all of them, so they need no copy to the device.
+    A view the init block makes (``b[1:, 1:] = ...``) is not one of them."""
+    found = set()
+    for stmt in t.parfor.init_block.body:
+        if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                and stmt.value.op == "call"
+                and getattr(t.typemap[stmt.value.func.name], "typing_key", None) is np.empty):
+            found.add(stmt.target.name)
+    return found
+
+
 def _bind_params(t: _Translation) -> None:
     """Make a kernel argument of every variable the body uses from outside."""
     parfor = t.parfor
-    fresh = {
-        stmt.target.name for stmt in parfor.init_block.body if isinstance(stmt, ir.Assign)
-    }
+    fresh = _allocated_in_init_block(t)
     for name in sorted(parfor.params):
         nbtype = t.typemap[name]
         if isinstance(nbtype, types.Array):
