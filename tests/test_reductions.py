@@ -5,19 +5,11 @@ value from before the loop. Results are compared with NumPy / Numba's CPU."""
 import numba
 import numpy as np
 import pytest
+from device_support import DEVICE, offload
 
 import xpuc
 
-DEVICE = "opencl:cpu"
 rng = np.random.default_rng(3)
-
-
-def offload(fn, *args):
-    xpuc.reset_stats()
-    with xpuc.device_context(DEVICE):
-        result = fn(*args)
-    assert xpuc.stats()["kernel_launches"] > 0, "nothing ran on the device"
-    return result
 
 
 @xpuc.jit
