@@ -613,13 +613,20 @@ def _delinearize(b: Builder, flat: Value, bounds: list[tuple[_Bound, _Bound]]) -
 _MAX_KERNEL_DIMS = 3
 
 
+def _kernel_nest(bounds: list[tuple[_Bound, _Bound]]) -> tuple[list, list]:
+    """The loops that make the kernel's first dimension (one loop, or the outer
+    loops a nest deeper than a kernel folds together) and the loops after them."""
+    cut = max(len(bounds) - _MAX_KERNEL_DIMS + 1, 1)
+    return bounds[:cut], bounds[cut:]
+
+
 def _translate_map_body(t: _Translation, ivs: list[Value],
                         bounds: list[tuple[_Bound, _Bound]]) -> None:
     """One call of the body per point of the iteration space; in a nest deeper
     than a kernel, the first index counts the points of the folded outer loops."""
-    folded = len(bounds) - _MAX_KERNEL_DIMS + 1
-    if folded > 1:
-        ivs = _delinearize(t.b, ivs[0], bounds[:folded]) + ivs[1:]
+    folded, _ = _kernel_nest(bounds)
+    if len(folded) > 1:
+        ivs = _delinearize(t.b, ivs[0], folded) + ivs[1:]
     _define_indices(t, ivs)
     _emit_blocks(t, t.parfor.loop_body, "^exit")
     t.b.emit("^exit:", indent=-1)
@@ -804,13 +811,12 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
         _reduction_loop(main, f"{name}_body", operands, bounds, reductions)
         ndim = 1
     else:
-        loop = bounds[-_MAX_KERNEL_DIMS:]
-        body_args = [Value(f"%iv{axis}", INDEX) for axis in range(len(loop))]
+        ndim = 1 + len(_kernel_nest(bounds)[1])
+        body_args = [Value(f"%iv{axis}", INDEX) for axis in range(ndim)]
         _translate_map_body(t, body_args, bounds)
         results = ""
         t.b = main
         _map_loop(main, f"{name}_body", operands, bounds)
-        ndim = len(loop)
     signature = ", ".join(f"{ssa}: {type}" for ssa, type in operands)
     body_signature = ", ".join([f"{ssa}: {type}" for ssa, type in operands]
                                + [f"{v.name}: {v.type.mlir}" for v in body_args])
@@ -827,12 +833,13 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
 def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
               bounds: list[tuple[_Bound, _Bound]]) -> None:
     """The parallel loop over the iteration space, calling the body at each point."""
-    loop = bounds[-_MAX_KERNEL_DIMS:]
-    lower = [_bound(b, low) for low, _ in loop]
-    upper = [_bound(b, high) for _, high in loop]
-    if len(bounds) > _MAX_KERNEL_DIMS:  # the folded outer loops count from 0
-        lower[0] = b.index_constant(0)
-        upper[0] = _iteration_count(b, bounds[:len(bounds) - _MAX_KERNEL_DIMS + 1])
+    folded, rest = _kernel_nest(bounds)
+    if len(folded) > 1:  # the folded outer loops count their points from 0
+        lower, upper = [b.index_constant(0)], [_iteration_count(b, folded)]
+    else:
+        lower, upper = [_bound(b, folded[0][0])], [_bound(b, folded[0][1])]
+    lower += [_bound(b, low) for low, _ in rest]
+    upper += [_bound(b, high) for _, high in rest]
     with scf.parallel(b, lower, upper) as ivs:
         arguments = [name for name, _ in operands] + [iv.name for iv in ivs]
         types = [type for _, type in operands] + ["index"] * len(ivs)
