@@ -1,9 +1,10 @@
 """``xpuc.jit``: a drop-in for ``numba.jit`` whose parfors run where the data is.
 
-Outside a device context a call is plain Numba on the CPU. Inside one, the
-function is compiled (once per signature and device) by Numba's pipeline with
-parfor analysis, every parfor lowered to a SPIR-V kernel, and the call runs
-with the context's queue bound to the runtime for its duration."""
+Called with NumPy arguments outside a device context, a function is plain
+Numba on the CPU. Called with USM arrays, or inside a device context, it is
+compiled (once per signature and device) by Numba's pipeline with parfor
+analysis, every parfor lowered to a SPIR-V kernel, and the call runs with the
+execution queue (see ``placement``) bound to the runtime for its duration."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from numba.core import sigutils
 from numba.core.dispatcher import Dispatcher
 
 from . import runtime
-from .device import get_current_queue
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for
+from .frontend.usm import call_queue
 from .passes import Target
+from .placement import place
 
 
 def target_for(device: dpctl.SyclDevice) -> Target:
@@ -52,23 +54,27 @@ class JitFunction:
         functools.update_wrapper(self, py_func)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        queue = get_current_queue()
-        if queue is None:
+        placement = place(self.py_func, args, kwargs)
+        if placement is None:
             return self._cpu(*args, **kwargs)
         if self._options.get("parallel", True) is False:
             raise ConflictingOptionsError(
                 f"{self.py_func.__qualname__} was given parallel=False but is called to "
-                "offload (inside a device context), which needs parfor analysis"
+                f"offload ({placement.reason}), which needs parfor analysis"
             )
-        dispatcher, _ = self._for_device(queue.sycl_device)
-        handle = runtime.queue_handle(queue)  # held: the runtime uses it until call_end
+        dispatcher, _ = self._for_device(placement.queue.sycl_device)
+        handle = runtime.queue_handle(placement.queue)  # held: used until call_end
         runtime.call_begin(handle)
         try:
-            return dispatcher(*args, **kwargs)
+            for host, nbytes in placement.resident:
+                runtime.call_register(host, nbytes)
+            with call_queue(placement.queue):
+                result = dispatcher(*placement.args, **placement.kwargs)
         except KernelFault:
             raise DeviceError(f"{self.py_func.__qualname__}: {runtime.last_error()}") from None
         finally:
             runtime.call_end()
+        return placement.finish(result)
 
     def _for_device(self, device: dpctl.SyclDevice) -> tuple[Dispatcher, OffloadTarget]:
         key = device.filter_string

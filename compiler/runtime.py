@@ -35,13 +35,16 @@ __all__ = [
     "buffer_release",
     "call_begin",
     "call_end",
+    "call_register",
     "check",
     "copy_to_device",
     "copy_to_host",
+    "host_access",
     "last_error",
     "launch",
     "queue_handle",
     "reset_stats",
+    "set_nrt_api",
     "spirv_hash",
     "stats",
     "symbol_addresses",
@@ -101,6 +104,10 @@ _ENTRIES: dict[str, tuple[type | None, list[type]]] = {
     "xpuc_call_end": (c_int, []),
     "xpuc_buffer_acquire": (c_int, [c_void_p, c_int64, c_int32, POINTER(c_void_p)]),
     "xpuc_buffer_release": (c_int, [c_void_p, c_int64, c_int32]),
+    "xpuc_call_register": (c_int, [c_void_p, c_int64]),
+    "xpuc_host_access": (c_int, [c_void_p, c_int64, c_int32]),
+    "xpuc_set_nrt_api": (c_int, [c_void_p]),
+    "xpuc_usm_array_alloc": (c_int, [c_int64, c_int32, POINTER(c_void_p)]),
     "xpuc_launch": (
         c_int,
         [
@@ -244,6 +251,21 @@ def buffer_acquire(host: int, nbytes: int, copy_in: bool) -> int:
 
 def buffer_release(host: int, nbytes: int, copy_out: bool) -> None:
     check(_lib.xpuc_buffer_release(host, nbytes, int(copy_out)))
+
+
+def call_register(host: int, nbytes: int) -> None:
+    """Make the host bytes ``[host, host + nbytes)`` resident for the current call."""
+    check(_lib.xpuc_call_register(host, nbytes))
+
+
+def host_access(host: int, nbytes: int, writes: bool) -> None:
+    check(_lib.xpuc_host_access(host, nbytes, int(writes)))
+
+
+def set_nrt_api(api_table: int) -> None:
+    """Give the runtime Numba's NRT API table (``NRT_get_api()``), with which
+    the USM arrays compiled code allocates are owned by Numba MemInfos."""
+    check(_lib.xpuc_set_nrt_api(api_table))
 
 
 def spirv_hash(spirv: bytes) -> int:

@@ -93,12 +93,20 @@ int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out)
 
 /* ---- per-call state (thread-local) --------------------------------------- */
 
+/* A host array's device copy during a call. A transient buffer mirrors one
+ * array and is synced at each parfor (copied in before, back after). A
+ * resident buffer mirrors a registered region (the memory of an argument,
+ * which outlives the call) and is synced lazily: in before the first kernel
+ * that needs it, out when host code touches it or the call ends. */
 typedef struct {
-    void *host;
-    void *device;
+    char *host;
+    void *device; /* NULL until first acquired */
     int64_t capacity;
-    int64_t copied_in;       /* bytes copied in during epoch copied_epoch */
+    int64_t copied_in;    /* transient: bytes copied in during epoch copied_epoch */
     int64_t copied_epoch;
+    bool resident;
+    bool device_current; /* resident: the device copy holds the data */
+    bool host_stale;     /* resident: a kernel wrote it; the host copy is old */
 } buffer;
 
 static _Thread_local struct {
@@ -242,30 +250,54 @@ int xpuc_call_begin(xpuc_queue *queue)
     return XPUC_OK;
 }
 
+static int sync_to_host(buffer *b)
+{
+    int status = xpuc_copy_to_host(call.queue, b->host, b->device, b->capacity);
+    if (status == XPUC_OK)
+        b->host_stale = false;
+    return status;
+}
+
 int xpuc_call_end(void)
 {
     if (!call.queue)
         return no_call("xpuc_call_end");
     if (--call.depth > 0)
         return XPUC_OK;
-    for (int32_t i = 0; i < call.count; i++)
-        usm_free(call.queue, call.buffers[i].device);
+    /* Copy back what kernels wrote even if one of the copies fails, so that
+     * every buffer is freed; report the first failure. */
+    int status = XPUC_OK;
+    for (int32_t i = 0; i < call.count; i++) {
+        buffer *b = &call.buffers[i];
+        if (b->host_stale) {
+            int copied = sync_to_host(b);
+            status = status != XPUC_OK ? status : copied;
+        }
+        if (b->device)
+            usm_free(call.queue, b->device);
+    }
     free(call.buffers);
     call.buffers = NULL;
     call.count = call.capacity = 0;
     call.queue = NULL;
-    return XPUC_OK;
+    return status;
 }
 
-static buffer *find_buffer(const void *host)
+/* The buffer of transient array `host`, or of the resident region holding
+ * [host, host + nbytes). */
+static buffer *find_buffer(const void *host, int64_t nbytes)
 {
-    for (int32_t i = 0; i < call.count; i++)
-        if (call.buffers[i].host == host)
-            return &call.buffers[i];
+    const char *start = host;
+    for (int32_t i = 0; i < call.count; i++) {
+        buffer *b = &call.buffers[i];
+        if (b->resident ? start >= b->host && start + nbytes <= b->host + b->capacity
+                        : b->host == start)
+            return b;
+    }
     return NULL;
 }
 
-static int new_buffer(void *host, int64_t nbytes, buffer **out)
+static int add_buffer(void *host, int64_t nbytes, bool resident, buffer **out)
 {
     if (call.count == call.capacity) {
         int32_t capacity = call.capacity ? 2 * call.capacity : 16;
@@ -275,34 +307,79 @@ static int new_buffer(void *host, int64_t nbytes, buffer **out)
         call.buffers = grown;
         call.capacity = capacity;
     }
-    buffer *b = &call.buffers[call.count];
-    int status = usm_alloc(call.queue, nbytes, XPUC_USM_DEVICE, &b->device);
-    if (status != XPUC_OK)
-        return status;
-    b->host = host;
-    b->capacity = nbytes;
-    b->copied_in = 0;
-    b->copied_epoch = -1;
-    call.count++;
+    buffer *b = &call.buffers[call.count++];
+    *b = (buffer){.host = host, .capacity = nbytes, .copied_epoch = -1, .resident = resident};
     *out = b;
     return XPUC_OK;
 }
 
-/* Replaces a buffer that is too small. Without copy_in the device copy is the
- * current one (an earlier kernel of this call may have written it), so its
- * bytes move to the new allocation. */
+int xpuc_call_register(void *host, int64_t nbytes)
+{
+    if (!call.queue)
+        return no_call("xpuc_call_register");
+    if (nbytes < 0 || (nbytes > 0 && !host))
+        return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_call_register (%lld bytes)",
+                    (long long)nbytes);
+    char *start = host, *end = start + nbytes;
+    /* Overlapping regions (two views of one array) become one, so that each
+     * byte has one device copy. Merging is only possible before any of them
+     * has a device copy, which holds since arguments register first. */
+    for (int32_t i = 0; i < call.count; i++) {
+        buffer *b = &call.buffers[i];
+        if (b->resident && start <= b->host + b->capacity && b->host <= end) {
+            if (b->device)
+                return fail(XPUC_ERR_INVALID,
+                            "xpuc: region at %p registered after its neighbour was used", host);
+            char *low = start < b->host ? start : b->host;
+            char *high = end > b->host + b->capacity ? end : b->host + b->capacity;
+            *b = call.buffers[--call.count];
+            return xpuc_call_register(low, high - low);
+        }
+    }
+    buffer *b;
+    return add_buffer(host, nbytes, true, &b);
+}
+
+/* Whether `ptr` is USM memory of the current call's context, which kernels
+ * use in place. */
+static bool is_call_usm(const void *ptr)
+{
+    return ptr && DPCTLUSM_GetPointerType((DPCTLSyclUSMRef)ptr, call.queue->context) !=
+                      DPCTL_USM_UNKNOWN;
+}
+
+static int acquire_resident(buffer *b, const char *host, void **device)
+{
+    int status = XPUC_OK;
+    if (!b->device)
+        status = usm_alloc(call.queue, b->capacity, XPUC_USM_DEVICE, &b->device);
+    /* Always the whole region: a kernel may write part of it, and the rest
+     * must survive the copy back. */
+    if (status == XPUC_OK && !b->device_current) {
+        status = xpuc_copy_to_device(call.queue, b->device, b->host, b->capacity);
+        b->device_current = status == XPUC_OK;
+    }
+    if (status == XPUC_OK)
+        *device = (char *)b->device + (host - b->host);
+    return status;
+}
+
+/* Replaces a transient buffer that is too small. Without copy_in the device
+ * copy is the current one (an earlier kernel of this call may have written
+ * it), so its bytes move to the new allocation. */
 static int grow_buffer(buffer *b, int64_t nbytes, bool copy_in)
 {
     void *device = NULL;
     int status = usm_alloc(call.queue, nbytes, XPUC_USM_DEVICE, &device);
-    if (status == XPUC_OK && !copy_in)
+    if (status == XPUC_OK && !copy_in && b->device)
         status = memcpy_wait(call.queue, device, b->device, b->capacity, "device->device");
     if (status != XPUC_OK) {
         if (device)
             usm_free(call.queue, device);
         return status;
     }
-    usm_free(call.queue, b->device);
+    if (b->device)
+        usm_free(call.queue, b->device);
     b->device = device;
     b->capacity = nbytes;
     return XPUC_OK;
@@ -315,11 +392,17 @@ int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **devi
     if (!device || nbytes < 0 || (nbytes > 0 && !host))
         return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_buffer_acquire (%lld bytes)",
                     (long long)nbytes);
-    buffer *b = find_buffer(host);
+    buffer *b = find_buffer(host, nbytes);
+    if (b && b->resident)
+        return acquire_resident(b, host, device);
+    if (!b && is_call_usm(host)) {
+        *device = host;
+        return XPUC_OK;
+    }
     int status = XPUC_OK;
     if (!b)
-        status = new_buffer(host, nbytes, &b);
-    else if (b->capacity < nbytes)
+        status = add_buffer(host, 0, false, &b);
+    if (status == XPUC_OK && (!b->device || b->capacity < nbytes))
         status = grow_buffer(b, nbytes, copy_in);
     bool current = b && b->copied_epoch == call.epoch && b->copied_in >= nbytes;
     if (status == XPUC_OK && copy_in && !current) {
@@ -336,16 +419,113 @@ int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out)
 {
     if (!call.queue)
         return no_call("xpuc_buffer_release");
-    buffer *b = find_buffer(host);
-    if (!b)
+    buffer *b = find_buffer(host, nbytes);
+    if (!b && is_call_usm(host))
+        return XPUC_OK;
+    if (!b || !b->device)
         return fail(XPUC_ERR_INVALID,
                     "xpuc: xpuc_buffer_release of %p, which this call did not acquire", host);
+    if (b->resident) {
+        b->host_stale |= copy_out != 0;
+        return XPUC_OK;
+    }
     if (nbytes < 0 || nbytes > b->capacity)
         return fail(XPUC_ERR_INVALID,
                     "xpuc: xpuc_buffer_release of %lld bytes at %p, which has only %lld bytes "
                     "on the device",
                     (long long)nbytes, host, (long long)b->capacity);
     return copy_out ? xpuc_copy_to_host(call.queue, host, b->device, nbytes) : XPUC_OK;
+}
+
+int xpuc_host_access(void *host, int64_t nbytes, int32_t writes)
+{
+    if (!call.queue)
+        return no_call("xpuc_host_access");
+    buffer *b = find_buffer(host, nbytes);
+    if (!b || !b->resident)
+        return XPUC_OK; /* transient buffers and USM memory are always synced */
+    int status = b->host_stale ? sync_to_host(b) : XPUC_OK;
+    if (writes)
+        b->device_current = false;
+    return status;
+}
+
+/* ---- USM arrays that compiled code allocates ---------------------------- */
+
+/* The part of Numba's NRT_api_functions (numba/core/runtime/nrt_external.h)
+ * used here; its layout is Numba's ABI for extensions. */
+typedef void nrt_managed_dtor(void *data);
+typedef struct {
+    void *(*allocate)(size_t nbytes);
+    void *(*allocate_external)(size_t nbytes, void *allocator);
+    void *(*manage_memory)(void *data, nrt_managed_dtor dtor);
+} nrt_api;
+
+static const nrt_api *nrt;
+
+int xpuc_set_nrt_api(const void *api)
+{
+    if (!api)
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_set_nrt_api needs Numba's NRT API table");
+    nrt = api;
+    return XPUC_OK;
+}
+
+/* Numba's destructor gets only the pointer, so the context each allocation
+ * must be freed with is kept here. Arrays live beyond calls and threads. */
+typedef struct owned_usm {
+    struct owned_usm *next;
+    void *ptr;
+    DPCTLSyclContextRef context;
+} owned_usm;
+
+static owned_usm *owned;
+static pthread_mutex_t owned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void free_owned_usm(void *ptr)
+{
+    pthread_mutex_lock(&owned_lock);
+    owned_usm **link = &owned;
+    while (*link && (*link)->ptr != ptr)
+        link = &(*link)->next;
+    owned_usm *found = *link;
+    if (found)
+        *link = found->next;
+    pthread_mutex_unlock(&owned_lock);
+    if (!found)
+        return; /* not ours: nothing to free (cannot happen through NRT) */
+    DPCTLfree_with_context(ptr, found->context);
+    DPCTLContext_Delete(found->context);
+    free(found);
+    COUNT(usm_frees, 1);
+}
+
+int xpuc_usm_array_alloc(int64_t nbytes, int32_t usm_kind, void **meminfo)
+{
+    if (!call.queue)
+        return no_call("xpuc_usm_array_alloc");
+    if (!nrt || !meminfo || nbytes < 0)
+        return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_usm_array_alloc "
+                                      "(or Numba's NRT API not set)");
+    owned_usm *record = malloc(sizeof *record);
+    if (!record)
+        return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory allocating a USM array");
+    int status = usm_alloc(call.queue, nbytes, usm_kind, &record->ptr);
+    if (status != XPUC_OK) {
+        free(record);
+        return status;
+    }
+    record->context = DPCTLContext_Copy(call.queue->context);
+    pthread_mutex_lock(&owned_lock);
+    record->next = owned;
+    owned = record;
+    pthread_mutex_unlock(&owned_lock);
+    *meminfo = nrt->manage_memory(record->ptr, free_owned_usm);
+    if (!*meminfo) {
+        free_owned_usm(record->ptr);
+        return fail(XPUC_ERR_ALLOC, "xpuc: Numba could not make a MemInfo for a USM array");
+    }
+    return XPUC_OK;
 }
 
 /* ---- kernel cache --------------------------------------------------------- */

@@ -62,20 +62,41 @@ int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nby
 /* One offloaded call of a jitted function, on the calling thread. The host
  * code between call_begin and call_end launches on `queue` and keeps device
  * copies of host arrays in a per-call table keyed by host address. Calls nest
- * (a depth count); buffers are freed when the outermost call ends, also after
- * an error. A nested call must use the outer call's context and device. A
- * call_begin that fails opens no call: do not pair it with call_end. */
+ * (a depth count); when the outermost call ends, resident regions that
+ * kernels wrote are copied back and buffers are freed, also after an error.
+ * A nested call must use the outer call's context and device. A call_begin
+ * that fails opens no call: do not pair it with call_end. */
 int xpuc_call_begin(xpuc_queue *queue);
 int xpuc_call_end(void);
 
-/* Device copy of a host array for the current call: allocates it once per
- * call (reallocating if nbytes grew), copies host->device if copy_in, unless
- * it was copied in since the last launch: the host code acquires a parfor's
+/* Registers host memory that outlives the call (a NumPy argument's bytes) as
+ * resident: it is copied to the device before the first kernel that uses it
+ * and stays there; kernels' writes are copied back when host code touches it
+ * (xpuc_host_access) or when the call ends. Overlapping regions merge. */
+int xpuc_call_register(void *host, int64_t nbytes);
+
+/* Device address of the array at host address `host` (nbytes long) for the
+ * current call. USM memory of the call's context is used in place. Inside a
+ * resident region: the region's device copy (copied in if it is not
+ * current). Otherwise a transient buffer, allocated once per call
+ * (reallocating if nbytes grew) and copied host->device if copy_in, unless it
+ * was copied in since the last launch: the host code acquires a parfor's
  * arrays with no host code in between, so one array passed as several
  * arguments is copied once. */
 int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **device);
-/* Copies device->host if copy_out; the buffer stays allocated until call_end. */
+/* After a parfor: a kernel wrote the array if copy_out. A transient buffer is
+ * copied device->host now; a resident region is marked stale on the host. */
 int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out);
+/* Before host code reads (or, if writes, writes) the array at `host`: a
+ * resident region a kernel wrote is copied back, and after a host write its
+ * device copy is no longer current. */
+int xpuc_host_access(void *host, int64_t nbytes, int32_t writes);
+
+/* Arrays that compiled code allocates on the current call's queue: USM of
+ * `usm_kind`, owned by a Numba MemInfo (Numba's NRT API table, set once with
+ * xpuc_set_nrt_api) that frees it when the last reference goes. */
+int xpuc_set_nrt_api(const void *api);
+int xpuc_usm_array_alloc(int64_t nbytes, int32_t usm_kind, void **meminfo);
 
 /* Builds (once per process per context, device and SPIR-V hash) and launches
  * `kernel_name` from the SPIR-V module on the current call's queue, and waits.

@@ -9,7 +9,6 @@ import os
 import threading
 from dataclasses import dataclass, field
 
-from llvmlite import binding as llvm_binding
 from llvmlite import ir as llvm
 from numba.core import cgutils, types
 from numba.core.typing import signature
@@ -20,11 +19,7 @@ from ..errors import XpucError
 from ..passes import Lowered, Target, lower
 from ..passes.launch_plan import LaunchPlan
 from .parfor_to_mlir import REDUCTION_WORK_ITEMS, ParforKernel, kernel_name, translate_parfor
-
-
-class KernelFault(XpucError):
-    """Raised by compiled host code when a runtime entry fails; the dispatcher
-    replaces it with a DeviceError carrying the runtime's message."""
+from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, register_runtime_symbols
 
 
 @dataclass
@@ -77,32 +72,6 @@ def _dump(name: str, lowered: Lowered, directory: str) -> None:
         out.write(lowered.spirv)
 
 
-_symbols_registered = False
-
-
-def _register_runtime_symbols() -> None:
-    """Let the JIT linker resolve the runtime's entries in compiled host code."""
-    global _symbols_registered
-    if not _symbols_registered:
-        for name, address in runtime.symbol_addresses().items():
-            llvm_binding.add_symbol(name, address)
-        _symbols_registered = True
-
-
-_I8P = llvm.IntType(8).as_pointer()
-_I32 = llvm.IntType(32)
-_I64 = llvm.IntType(64)
-_ENTRIES = {
-    "xpuc_buffer_acquire": llvm.FunctionType(_I32, [_I8P, _I64, _I32, _I8P.as_pointer()]),
-    "xpuc_buffer_release": llvm.FunctionType(_I32, [_I8P, _I64, _I32]),
-    "xpuc_launch": llvm.FunctionType(
-        _I32,
-        [_I8P, _I64, _I64, _I8P, _I64.as_pointer(), _I32.as_pointer(), _I32,
-         _I64.as_pointer(), _I64.as_pointer(), _I32],
-    ),
-}
-
-
 class _HostEmitter:
     def __init__(self, lowerer, kernel: ParforKernel) -> None:
         self.lowerer = lowerer
@@ -113,39 +82,16 @@ class _HostEmitter:
         self.partials: dict[str, tuple[llvm.Value, llvm.Value]] = {}  # var -> (host, bytes)
 
     def call(self, entry: str, *args: llvm.Value) -> None:
-        """Call a runtime entry; a non-zero status raises KernelFault."""
-        fn = cgutils.get_or_insert_function(self.builder.module, _ENTRIES[entry], entry)
-        status = self.builder.call(fn, args)
-        failed = self.builder.icmp_signed("!=", status, _I32(0))
-        with cgutils.if_unlikely(self.builder, failed):
-            self.context.call_conv.return_user_exc(self.builder, KernelFault, ())
+        call_runtime(self.context, self.builder, entry, *args)
+
+    def host_extent(self, var: str) -> tuple[llvm.Value, llvm.Value, llvm.Value]:
+        return host_extent(self.context, self.builder, self.typemap[var],
+                           self.lowerer.loadvar(var))
 
     def array(self, var: str):
         nbtype = self.typemap[var]
         return self.context.make_array(nbtype)(self.context, self.builder,
                                                value=self.lowerer.loadvar(var))
-
-    def host_extent(self, var: str) -> tuple[llvm.Value, llvm.Value, llvm.Value]:
-        """The bytes an array's elements span: their start, size, and the offset
-        of element 0 from the start (a view with negative strides starts below
-        its element 0)."""
-        b = self.builder
-        ary = self.array(var)
-        nbtype = self.typemap[var]
-        data = b.bitcast(ary.data, _I8P)
-        if nbtype.layout == "C":
-            return data, b.mul(ary.nitems, ary.itemsize), _I64(0)
-        low, high = _I64(0), _I64(0)
-        shape = cgutils.unpack_tuple(b, ary.shape, nbtype.ndim)
-        strides = cgutils.unpack_tuple(b, ary.strides, nbtype.ndim)
-        for dim, stride in zip(shape, strides):
-            reach = b.mul(b.sub(dim, _I64(1)), stride)
-            negative = b.icmp_signed("<", reach, _I64(0))
-            low = b.add(low, b.select(negative, reach, _I64(0)))
-            high = b.add(high, b.select(negative, _I64(0), reach))
-        empty = b.icmp_signed("==", ary.nitems, _I64(0))
-        nbytes = b.select(empty, _I64(0), b.add(b.sub(high, low), ary.itemsize))
-        return b.gep(data, [low]), nbytes, b.neg(low)
 
     def param_values(self) -> list[llvm.Value]:
         """The kernel function's arguments as i64 host values, in order."""
@@ -155,10 +101,10 @@ class _HostEmitter:
             if param.kind == "array":
                 use = self.kernel.arrays[param.var]
                 host, nbytes, first = self.host_extent(param.var)
-                device = cgutils.alloca_once(b, _I8P)
-                copy_in = _I32(int((use.reads or use.writes) and not use.fresh))
+                device = cgutils.alloca_once(b, I8P)
+                copy_in = I32(int((use.reads or use.writes) and not use.fresh))
                 self.call("xpuc_buffer_acquire", host, nbytes, copy_in, device)
-                values.append(b.add(b.ptrtoint(b.load(device), _I64), first))
+                values.append(b.add(b.ptrtoint(b.load(device), I64), first))
             elif param.kind == "partials":
                 values.append(self.partials_buffer(param.var))
             elif param.kind in ("dim", "stride"):
@@ -184,10 +130,10 @@ class _HostEmitter:
             float_type = types.float32 if mlir_type == "f32" else types.float64
             as_float = self.context.cast(b, value, nbtype, float_type)
             bits = b.bitcast(as_float, llvm.IntType(int(mlir_type[1:])))
-            return b.zext(bits, _I64) if mlir_type == "f32" else bits
+            return b.zext(bits, I64) if mlir_type == "f32" else bits
         as_int = self.context.cast(b, value, nbtype, types.int64 if mlir_type != "i8"
                                    else types.uint8)
-        return b.zext(as_int, _I64) if as_int.type != _I64 else as_int
+        return b.zext(as_int, I64) if as_int.type != I64 else as_int
 
     def run_plan(self, plan: LaunchPlan, params: list[llvm.Value], spirv: bytes,
                  ndim: int) -> None:
@@ -200,25 +146,25 @@ class _HostEmitter:
         spirv_hash = runtime.spirv_hash(spirv)
         for launch in plan.launches:
             nargs = len(launch.args)
-            slots = cgutils.alloca_once(b, _I64, size=max(nargs, 1))
+            slots = cgutils.alloca_once(b, I64, size=max(nargs, 1))
             for k, (value_number, _) in enumerate(launch.args):
-                b.store(values[value_number], b.gep(slots, [_I32(k)]))
+                b.store(values[value_number], b.gep(slots, [I32(k)]))
             kinds = cgutils.global_constant(
                 module, f"{self.kernel.name}.{launch.kernel_name}.kinds",
-                llvm.Constant(llvm.ArrayType(_I32, max(nargs, 1)),
-                              [_I32(kind) for _, kind in launch.args] or [_I32(0)]),
+                llvm.Constant(llvm.ArrayType(I32, max(nargs, 1)),
+                              [I32(kind) for _, kind in launch.args] or [I32(0)]),
             )
-            global_range = cgutils.alloca_once(b, _I64, size=3)
-            local_range = cgutils.alloca_once(b, _I64, size=3)
+            global_range = cgutils.alloca_once(b, I64, size=3)
+            local_range = cgutils.alloca_once(b, I64, size=3)
             for axis in range(3):
                 grid, block = values[launch.grid[axis]], values[launch.block[axis]]
-                b.store(b.mul(grid, block), b.gep(global_range, [_I32(axis)]))
-                b.store(block, b.gep(local_range, [_I32(axis)]))
+                b.store(b.mul(grid, block), b.gep(global_range, [I32(axis)]))
+                b.store(block, b.gep(local_range, [I32(axis)]))
             name = self.context.insert_const_string(module, launch.kernel_name)
             self.call(
-                "xpuc_launch", spirv_ptr, _I64(len(spirv)), _I64(spirv_hash), name, slots,
-                b.bitcast(kinds, _I32.as_pointer()), _I32(nargs), global_range, local_range,
-                _I32(ndim),
+                "xpuc_launch", spirv_ptr, I64(len(spirv)), I64(spirv_hash), name, slots,
+                b.bitcast(kinds, I32.as_pointer()), I32(nargs), global_range, local_range,
+                I32(ndim),
             )
 
     def partials_buffer(self, var: str) -> llvm.Value:
@@ -227,18 +173,18 @@ class _HostEmitter:
         b = self.builder
         element = self.context.get_value_type(self.typemap[var])
         host = cgutils.alloca_once(b, element, size=REDUCTION_WORK_ITEMS)
-        nbytes = _I64(REDUCTION_WORK_ITEMS * self.context.get_abi_sizeof(element))
-        host_bytes = b.bitcast(host, _I8P)
-        device = cgutils.alloca_once(b, _I8P)
-        self.call("xpuc_buffer_acquire", host_bytes, nbytes, _I32(0), device)
+        nbytes = I64(REDUCTION_WORK_ITEMS * self.context.get_abi_sizeof(element))
+        host_bytes = b.bitcast(host, I8P)
+        device = cgutils.alloca_once(b, I8P)
+        self.call("xpuc_buffer_acquire", host_bytes, nbytes, I32(0), device)
         self.partials[var] = (host, nbytes)
-        return b.ptrtoint(b.load(device), _I64)
+        return b.ptrtoint(b.load(device), I64)
 
     def copy_back(self) -> None:
         for use in self.kernel.arrays.values():
             if use.writes:
                 host, nbytes, _ = self.host_extent(use.var)
-                self.call("xpuc_buffer_release", host, nbytes, _I32(1))
+                self.call("xpuc_buffer_release", host, nbytes, I32(1))
 
     def combine_reductions(self) -> None:
         """Each reduction variable becomes its value before the loop combined
@@ -246,11 +192,11 @@ class _HostEmitter:
         b, context = self.builder, self.context
         for reduction in self.kernel.reductions:
             host, nbytes = self.partials[reduction.var]
-            self.call("xpuc_buffer_release", b.bitcast(host, _I8P), nbytes, _I32(1))
+            self.call("xpuc_buffer_release", b.bitcast(host, I8P), nbytes, I32(1))
             nbtype = self.typemap[reduction.var]
             total = cgutils.alloca_once_value(b, self.lowerer.loadvar(reduction.var))
             combine = signature(nbtype, nbtype, nbtype)
-            with cgutils.for_range(b, _I64(REDUCTION_WORK_ITEMS)) as loop:
+            with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
                 partial = b.load(b.gep(host, [loop.index]))
                 value = context.compile_internal(b, reduction.combine, combine,
                                                  (b.load(total), partial))
@@ -262,11 +208,11 @@ def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],
                   attr: int | str | None) -> llvm.Value:
     """One launch-plan op on i64 values (comparisons give 0 or 1)."""
     if opcode == "const":
-        return _I64(int(attr))
+        return I64(int(attr))
     if opcode == "copy":
         return args[0]
     if opcode == "select":
-        cond = b.icmp_signed("!=", args[0], _I64(0))
+        cond = b.icmp_signed("!=", args[0], I64(0))
         return b.select(cond, args[1], args[2])
     if opcode == "cmp":
         predicate = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
@@ -275,18 +221,18 @@ def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],
             cond = b.icmp_unsigned(unsigned[attr], *args)
         else:
             cond = b.icmp_signed(predicate[attr], *args)
-        return b.zext(cond, _I64)
+        return b.zext(cond, I64)
     lhs, rhs = args
     if opcode in ("min", "max"):
         cond = b.icmp_signed("<" if opcode == "min" else ">", lhs, rhs)
         return b.select(cond, lhs, rhs)
     if opcode == "ceildiv":  # for the non-negative sizes the plan divides
-        return b.sdiv(b.sub(b.add(lhs, rhs), _I64(1)), rhs)
+        return b.sdiv(b.sub(b.add(lhs, rhs), I64(1)), rhs)
     if opcode == "floordiv":
         quotient = b.sdiv(lhs, rhs)
         inexact = b.icmp_signed("!=", b.mul(quotient, rhs), lhs)
-        signs_differ = b.icmp_signed("<", b.xor(lhs, rhs), _I64(0))
-        return b.select(b.and_(inexact, signs_differ), b.sub(quotient, _I64(1)), quotient)
+        signs_differ = b.icmp_signed("<", b.xor(lhs, rhs), I64(0))
+        return b.select(b.and_(inexact, signs_differ), b.sub(quotient, I64(1)), quotient)
     simple = {"add": b.add, "sub": b.sub, "mul": b.mul, "div": b.sdiv, "rem": b.srem}
     if opcode not in simple:
         raise XpucError(f"host lowering: launch-plan op '{opcode}' has no host translation")
@@ -295,7 +241,7 @@ def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],
 
 def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     """Numba's hook for lowering ``parfor`` (``Parfor.lowerer``)."""
-    _register_runtime_symbols()
+    register_runtime_symbols()
     fndesc = lowerer.fndesc
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1

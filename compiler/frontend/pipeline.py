@@ -7,16 +7,18 @@ import functools
 
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.typed_passes import ParforPreLoweringPass
+from numba.core.typed_passes import NativeParforLowering, ParforPreLoweringPass
 from numba.parfors.parfor import Parfor
 
+from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
 class AttachOffloadLowerer(FunctionPass):
     """Point every top-level parfor at xpuc's lowering (Numba calls
-    ``Parfor.lowerer`` when it is set)."""
+    ``Parfor.lowerer`` when it is set), and sync arrays with the device before
+    host code uses their elements."""
 
     _name = "xpuc_attach_offload_lowerer"
 
@@ -25,11 +27,27 @@ class AttachOffloadLowerer(FunctionPass):
 
     def run_pass(self, state) -> bool:
         lowerer = functools.partial(lower_parfor, state.xpuc_offload)
+        host_code = []
         for block in state.func_ir.blocks.values():
+            host_code.append(block.body)
             for stmt in block.body:
                 if isinstance(stmt, Parfor):
                     stmt.lowerer = lowerer
-        return False
+                    host_code.append(stmt.init_block.body)
+        insert_host_accesses(state.func_ir, state.typemap, host_code)
+        return True
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class NativeOffloadLowering(NativeParforLowering):
+    """Numba's parfor lowering pass, with the lowering class that knows
+    HostAccess statements."""
+
+    _name = "xpuc_native_offload_lowering"
+
+    @property
+    def lowering_class(self) -> type[OffloadLower]:
+        return OffloadLower
 
 
 def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
@@ -41,6 +59,9 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, ParforPreLoweringPass)
+            pm.passes = [(NativeOffloadLowering, "xpuc offload lowering")
+                         if pass_class is NativeParforLowering else (pass_class, description)
+                         for pass_class, description in pm.passes]
             pm.finalize()
             return [pm]
 

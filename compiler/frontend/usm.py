@@ -1,0 +1,290 @@
+"""Numba types for arrays in SYCL USM memory (``dpctl.tensor.usm_ndarray`` and
+what the dispatcher turns into one), so that compiled code knows where each
+array lives.
+
+A USM array is a Numba array whose data pointer is a USM pointer: host code
+handles it like any array (shape, views, passing it on) and kernels use it in
+place, since the runtime recognises USM memory of the call's context. Arrays
+that compiled code creates from USM arrays (``a + b``, ``np.empty_like(a)``)
+are USM arrays too, allocated by the runtime on the call's queue with the
+coerced ``usm_type``, and come back to Python as ``usm_ndarray``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import dpctl
+import dpctl.memory
+import dpctl.tensor as dpt
+import numpy as np
+from llvmlite import ir as llvm
+from numba.core import cgutils, ir, types
+from numba.core.datamodel.models import ArrayModel
+from numba.core.extending import (
+    box,
+    intrinsic,
+    overload_classmethod,
+    register_model,
+    typeof_impl,
+    unbox,
+)
+from numba.core.ir_utils import mk_unique_var
+from numba.core.pythonapi import NativeValue
+from numba.core.runtime import _nrt_python
+from numba.np import numpy_support
+from numba.np.arrayobj import _empty_nd_impl
+
+from .. import runtime
+from .runtime_calls import call_runtime, register_runtime_symbols
+
+# Coercion order: an array made from several takes the first of their kinds.
+USM_TYPES = ("device", "shared", "host")
+_USM_KINDS = {"device": runtime.USM_DEVICE, "shared": runtime.USM_SHARED,
+              "host": runtime.USM_HOST}
+
+
+class USMArray(types.Array):
+    """An array in USM memory of kind ``usm_type`` (one subclass per kind, so
+    that Numba's ufunc typing, which picks a result class, can carry it)."""
+
+    usm_type: str
+
+    def __init__(self, dtype, ndim, layout, readonly=False, name=None, aligned=True):
+        if name is None:
+            access = "readonly " if readonly else ""
+            name = f"{access}usm_ndarray({dtype}, {ndim}d, {layout}, {self.usm_type})"
+        super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
+
+    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
+        # views and like-allocations of a USM array stay in the same memory kind
+        plain = super().copy(dtype=dtype, ndim=ndim, layout=layout, readonly=readonly)
+        return type(self)(plain.dtype, plain.ndim, plain.layout, readonly=not plain.mutable,
+                          aligned=plain.aligned)
+
+    def unify(self, typingctx, other):
+        plain = super().unify(typingctx, other)
+        if plain is None or not isinstance(other, USMArray):
+            return None
+        return coerced_class((self, other))(plain.dtype, plain.ndim, plain.layout,
+                                            readonly=not plain.mutable, aligned=plain.aligned)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """The class of a ufunc's array result: the inputs' coerced USM kind."""
+        return coerced_class(inputs)
+
+    def __allocate__(self, typingctx, typemap, calltypes, lhs, size_var, dtype, scope, loc,
+                     lhs_typ, size_typ, out):
+        """Numba's parfor pass allocates arrays with ``np.empty``, typed as
+        NumPy's; a USM array is allocated by ``empty_usm`` instead."""
+        allocate = ir.Var(scope, mk_unique_var("$empty_usm"), loc)
+        typemap[allocate.name] = typingctx.resolve_value_type(empty_usm)
+        array_type = ir.Var(scope, mk_unique_var("$usm_array_type"), loc)
+        typemap[array_type.name] = types.TypeRef(self)
+        call = ir.Expr.call(allocate, [size_var, array_type], (), loc)
+        calltypes[call] = typemap[allocate.name].get_call_type(
+            typingctx, [size_typ, types.TypeRef(self)], {})
+        out += [ir.Assign(ir.Global("empty_usm", empty_usm, loc), allocate, loc),
+                ir.Assign(ir.Global("usm_array_type", self, loc), array_type, loc),
+                ir.Assign(call, lhs, loc)]
+        return out
+
+
+class DeviceUSMArray(USMArray):
+    usm_type = "device"
+
+
+class SharedUSMArray(USMArray):
+    usm_type = "shared"
+
+
+class HostUSMArray(USMArray):
+    usm_type = "host"
+
+
+USM_ARRAY_CLASSES: dict[str, type[USMArray]] = {
+    cls.usm_type: cls for cls in (DeviceUSMArray, SharedUSMArray, HostUSMArray)
+}
+
+
+def coerce_usm_types(usm_types) -> str:
+    """``device < shared < host``: the smallest kind present."""
+    return min(usm_types, key=USM_TYPES.index)
+
+
+def coerced_class(values) -> type[USMArray]:
+    return USM_ARRAY_CLASSES[coerce_usm_types(
+        v.usm_type for v in values if isinstance(v, USMArray))]
+
+
+for _cls in USM_ARRAY_CLASSES.values():
+    register_model(_cls)(ArrayModel)
+    # Numba fuses array expressions only over types it calls internal (those
+    # defined in numba's package); these are arrays it lowers like its own
+    _cls._is_internal = True
+
+
+@typeof_impl.register(dpt.usm_ndarray)
+def _typeof_usm_ndarray(value: dpt.usm_ndarray, context) -> USMArray:
+    flags = value.flags
+    layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+    dtype = numpy_support.from_dtype(value.dtype)
+    return USM_ARRAY_CLASSES[value.usm_type](dtype, value.ndim, layout,
+                                             readonly=not flags.writable)
+
+
+# ---- Python <-> compiled code ------------------------------------------------
+
+class _HostView:
+    """Presents a USM array's memory through ``__array_interface__``: the
+    NumPy array Numba unboxes. Compiled host code never reads its elements
+    (rule 10 refuses that for device memory); it only carries the pointer."""
+
+    def __init__(self, owner: dpt.usm_ndarray) -> None:
+        self.owner = owner  # keeps the USM memory alive as long as the view
+        interface = owner.__sycl_usm_array_interface__
+        itemsize = owner.itemsize
+        pointer, readonly = interface["data"]
+        strides = interface["strides"]
+        self.__array_interface__ = {
+            "data": (pointer + interface.get("offset", 0) * itemsize, readonly),
+            "shape": interface["shape"],
+            "strides": None if strides is None else tuple(s * itemsize for s in strides),
+            "typestr": interface["typestr"],
+            "version": 3,
+        }
+
+
+def host_view(array: dpt.usm_ndarray) -> np.ndarray:
+    return np.asarray(_HostView(array))
+
+
+_call = threading.local()
+
+
+@contextmanager
+def call_queue(queue: dpctl.SyclQueue) -> Iterator[None]:
+    """The queue that USM arrays returned during the block belong to."""
+    outer = getattr(_call, "queue", None)
+    _call.queue = queue
+    try:
+        yield
+    finally:
+        _call.queue = outer
+
+
+class _USMBytes:
+    """The bytes of a USM array that compiled code allocated, as dpctl memory
+    wants them: ``__sycl_usm_array_interface__`` and an owner to keep alive."""
+
+    def __init__(self, view: np.ndarray, start: int, nbytes: int, queue) -> None:
+        self.view = view  # holds Numba's MemInfo, which frees the USM memory
+        self.__sycl_usm_array_interface__ = {
+            "data": (start, False), "shape": (nbytes,), "strides": None,
+            "typestr": "|u1", "version": 1, "syclobj": queue,
+        }
+
+
+def as_usm_ndarray(view: np.ndarray, usm_type: str) -> dpt.usm_ndarray:
+    """The ``usm_ndarray`` of an array compiled code returns (``view`` aliases
+    its USM memory): the argument itself when it is one, else a new array
+    owning the memory."""
+    base = view.base
+    if isinstance(base, _HostView) and view.__array_interface__ == np.asarray(
+            base).__array_interface__:
+        return base.owner
+    itemsize = view.itemsize
+    pointer = view.__array_interface__["data"][0]
+    low = sum((n - 1) * s for n, s in zip(view.shape, view.strides) if s < 0 and n > 0)
+    high = sum((n - 1) * s for n, s in zip(view.shape, view.strides) if s > 0 and n > 0)
+    nbytes = high - low + itemsize if view.size else itemsize
+    memory_class = {"device": dpctl.memory.MemoryUSMDevice,
+                    "shared": dpctl.memory.MemoryUSMShared,
+                    "host": dpctl.memory.MemoryUSMHost}[usm_type]
+    memory = memory_class(_USMBytes(view, pointer + low, nbytes, _call.queue))
+    return dpt.usm_ndarray(view.shape, dtype=view.dtype,
+                           strides=tuple(s // itemsize for s in view.strides),
+                           buffer=memory, offset=-low // itemsize)
+
+
+@unbox(USMArray)
+def _unbox_usm_array(typ: USMArray, obj, c):
+    view_fn = c.pyapi.unserialize(c.pyapi.serialize_object(host_view))
+    view = c.pyapi.call_function_objargs(view_fn, [obj])
+    c.pyapi.decref(view_fn)
+    failed = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
+    native = cgutils.alloca_once(c.builder, c.context.get_value_type(typ))
+    with c.builder.if_then(cgutils.is_not_null(c.builder, view)):
+        plain = types.Array(typ.dtype, typ.ndim, typ.layout, readonly=not typ.mutable)
+        unboxed = c.unbox(plain, view)
+        c.builder.store(unboxed.value, native)
+        c.builder.store(unboxed.is_error, failed)
+        c.pyapi.decref(view)  # the array's MemInfo holds its own reference
+    return NativeValue(c.builder.load(native), is_error=c.builder.load(failed))
+
+
+@box(USMArray)
+def _box_usm_array(typ: USMArray, val, c):
+    plain = types.Array(typ.dtype, typ.ndim, typ.layout, readonly=not typ.mutable)
+    view = c.box(plain, val)
+    wrap = c.pyapi.unserialize(c.pyapi.serialize_object(as_usm_ndarray))
+    usm_type = c.pyapi.unserialize(c.pyapi.serialize_object(typ.usm_type))
+    result = c.pyapi.call_function_objargs(wrap, [view, usm_type])
+    for obj in (view, wrap, usm_type):
+        c.pyapi.decref(obj)
+    return result
+
+
+# ---- allocation --------------------------------------------------------------
+
+_nrt_api_set = False
+
+
+def _give_runtime_nrt_api() -> None:
+    global _nrt_api_set
+    if not _nrt_api_set:
+        get_api = ctypes.CFUNCTYPE(ctypes.c_void_p)(_nrt_python.c_helpers["get_api"])
+        runtime.set_nrt_api(get_api())
+        _nrt_api_set = True
+
+
+@intrinsic
+def _allocate_usm(typingctx, cls, allocsize):
+    usm_kind = _USM_KINDS[cls.instance_type.usm_type]
+
+    def codegen(context, builder, sig, args):
+        _give_runtime_nrt_api()
+        register_runtime_symbols()
+        meminfo = cgutils.alloca_once(builder, llvm.IntType(8).as_pointer())
+        call_runtime(context, builder, "xpuc_usm_array_alloc", args[1],
+                     llvm.Constant(llvm.IntType(32), usm_kind), meminfo)
+        return builder.load(meminfo)
+
+    return types.MemInfoPointer(types.voidptr)(cls, allocsize), codegen
+
+
+@intrinsic
+def empty_usm(typingctx, shape, array_type_ref):
+    """An uninitialised array of type ``array_type_ref`` (C layout)."""
+    array_type = array_type_ref.instance_type
+
+    def codegen(context, builder, sig, args):
+        shapes = (cgutils.unpack_tuple(builder, args[0]) if isinstance(shape, types.BaseTuple)
+                  else [args[0]])
+        return _empty_nd_impl(context, builder, array_type, shapes)._getvalue()
+
+    return array_type(shape, array_type_ref), codegen
+
+
+def _allocate(cls, allocsize, align):
+    def impl(cls, allocsize, align):
+        return _allocate_usm(cls, allocsize)
+
+    return impl
+
+
+for _cls in USM_ARRAY_CLASSES.values():
+    overload_classmethod(_cls, "_allocate")(_allocate)

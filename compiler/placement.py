@@ -1,0 +1,123 @@
+"""Where a call runs (SPEC rules 1-6): computation follows data.
+
+USM arrays name their queue, and the call runs there with no copies; NumPy
+arrays run on the innermost device context's queue, copied to the device as
+the runtime needs them; with neither, the call is plain Numba on the CPU.
+Mixtures that leave the device ambiguous raise ``ExecutionPlacementError``
+before any work is done.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import dpctl
+import dpctl.tensor as dpt
+import numpy as np
+
+from .device import get_current_queue
+from .errors import ExecutionPlacementError
+
+
+def equivalent(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> bool:
+    """Same SYCL context, device and properties (SPEC rule 3)."""
+    return a is b or (
+        a.sycl_context == b.sycl_context
+        and a.sycl_device == b.sycl_device
+        and a.is_in_order == b.is_in_order
+        and a.has_enable_profiling == b.has_enable_profiling
+    )
+
+
+def is_usm_array(value: object) -> bool:
+    return hasattr(value, "__sycl_usm_array_interface__")
+
+
+def _describe(queue: dpctl.SyclQueue) -> str:
+    device = queue.sycl_device
+    return f"{device.filter_string} ({device.name})"
+
+
+def byte_extent(array: np.ndarray) -> tuple[int, int]:
+    """``(start, nbytes)`` of the memory an array's elements span."""
+    start = array.__array_interface__["data"][0]
+    if array.size == 0:
+        return start, 0
+    low = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s < 0)
+    high = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0)
+    return start + low, high - low + array.itemsize
+
+
+@dataclass
+class Placement:
+    """An offloaded call: its queue, its arguments as compiled code takes
+    them, and the NumPy memory to keep on the device for the call."""
+
+    queue: dpctl.SyclQueue
+    reason: str  # why the call offloads, for messages
+    args: tuple
+    kwargs: dict
+    resident: list[tuple[int, int]] = field(default_factory=list)
+    dpnp_out: bool = False  # dpnp arrays in, so dpnp arrays out
+
+    def finish(self, result: Any) -> Any:
+        """The call's result as the caller gets it."""
+        if not self.dpnp_out:
+            return result
+        import dpnp
+
+        if isinstance(result, tuple):
+            return tuple(self.finish(r) for r in result)
+        return dpnp.asarray(result) if isinstance(result, dpt.usm_ndarray) else result
+
+
+def _argument_names(py_func: Callable, count: int, kwargs: dict) -> list[str]:
+    try:
+        names = list(inspect.signature(py_func).parameters)
+    except (TypeError, ValueError):
+        names = []
+    names += [f"argument {i}" for i in range(len(names), count)]
+    return names[:count] + list(kwargs)
+
+
+def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
+    """Where ``py_func(*args, **kwargs)`` runs, or None for the CPU."""
+    values = list(args) + list(kwargs.values())
+    names = _argument_names(py_func, len(args), kwargs)
+    usm = [(n, v) for n, v in zip(names, values) if is_usm_array(v)]
+    context = get_current_queue()
+    if not usm:
+        if context is None:
+            return None
+        resident = [byte_extent(v) for v in values if isinstance(v, np.ndarray)]
+        return Placement(context, "inside a device context", tuple(args), dict(kwargs),
+                         resident)
+
+    where = py_func.__qualname__
+    numpy = [n for n, v in zip(names, values) if isinstance(v, np.ndarray)]
+    if numpy:
+        raise ExecutionPlacementError(
+            f"{where}: cannot mix NumPy arrays ({', '.join(numpy)}) with USM arrays "
+            f"({', '.join(n for n, _ in usm)}): move them to one device with xpuc.asarray")
+    first_name, first = usm[0]
+    queue = first.sycl_queue
+    for name, value in usm[1:]:
+        if not equivalent(queue, value.sycl_queue):
+            raise ExecutionPlacementError(
+                f"{where}: USM arrays on different queues: {first_name} on "
+                f"{_describe(queue)}, {name} on {_describe(value.sycl_queue)}")
+    if context is not None and not equivalent(context, queue):
+        raise ExecutionPlacementError(
+            f"{where}: {first_name} is on {_describe(queue)}, but the active device context "
+            f"is {_describe(context)}")
+    # compiled code takes usm_ndarray; dpnp arrays and other USM objects
+    # become one without a copy
+    converted = [dpt.asarray(v) if is_usm_array(v) and not isinstance(v, dpt.usm_ndarray)
+                 else v for v in values]
+    dpnp_out = any(type(v).__module__.split(".")[0] == "dpnp" for _, v in usm)
+    return Placement(queue, f"USM arguments on {_describe(queue)}",
+                     tuple(converted[:len(args)]), dict(zip(kwargs, converted[len(args):])),
+                     dpnp_out=dpnp_out)
