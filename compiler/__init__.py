@@ -20,6 +20,7 @@ from .errors import (  # noqa: E402
     XpucError,
 )
 from .frontend import kernels_compiled  # noqa: E402
+from .placement import asarray  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -46,6 +47,7 @@ __all__ = [
     "JitFunction",
     "UnsupportedError",
     "XpucError",
+    "asarray",
     "device_context",
     "get_current_queue",
     "jit",

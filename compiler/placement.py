@@ -18,7 +18,7 @@ import dpctl
 import dpctl.tensor as dpt
 import numpy as np
 
-from .device import get_current_queue
+from .device import as_queue, get_current_queue
 from .errors import ExecutionPlacementError
 
 
@@ -121,3 +121,29 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     return Placement(queue, f"USM arguments on {_describe(queue)}",
                      tuple(converted[:len(args)]), dict(zip(kwargs, converted[len(args):])),
                      dpnp_out=dpnp_out)
+
+
+USM_TYPES = ("device", "shared", "host")
+
+
+def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = None,
+            usm_type: str = "device") -> dpt.usm_ndarray:
+    """``obj`` as a ``usm_ndarray`` of ``usm_type`` on ``queue`` (by default the
+    array's own queue, else the active device context's, else the default
+    device's). No copy when ``obj`` is already USM memory of that kind in the
+    queue's context and device."""
+    if usm_type not in USM_TYPES:
+        raise ValueError(f"usm_type must be one of {', '.join(USM_TYPES)}, not {usm_type!r}")
+    if queue is not None:
+        queue = as_queue(queue)
+    elif is_usm_array(obj):
+        queue = obj.sycl_queue
+    else:
+        queue = get_current_queue() or dpctl.SyclQueue()
+    if is_usm_array(obj):
+        array = obj if isinstance(obj, dpt.usm_ndarray) else dpt.asarray(obj)
+        if (array.usm_type == usm_type and array.sycl_context == queue.sycl_context
+                and array.sycl_device == queue.sycl_device):
+            # a view of the same memory, bound to the requested queue
+            return array if array.sycl_queue == queue else array.to_device(queue)
+    return dpt.asarray(obj, usm_type=usm_type, sycl_queue=queue)

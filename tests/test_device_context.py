@@ -3,6 +3,8 @@
 import threading
 
 import dpctl
+import dpctl.tensor as dpt
+import numpy as np
 
 import xpuc
 
@@ -37,3 +39,42 @@ def test_thread_local():
         thread.join()
         assert xpuc.get_current_queue() is not None
     assert seen == [None]
+
+
+def test_concurrent_calls_from_threads():
+    """Same function, different data and queues, first compile included."""
+    @xpuc.jit
+    def axpy(a, x, y):
+        return a * x + y
+
+    queues = [dpctl.SyclQueue("opencl:cpu"),
+              dpctl.SyclQueue("opencl:cpu", property="in_order")]
+    failures = []
+    start = threading.Barrier(6)
+
+    def worker(k):
+        try:
+            rng = np.random.default_rng(k)
+            x, y = rng.random(5000), rng.random(5000)
+            queue = queues[k % 2]
+            start.wait()
+            for _ in range(10):
+                with xpuc.device_context(queue):
+                    np.testing.assert_allclose(axpy(float(k), x, y), k * x + y)
+                on_device = axpy(float(k), dpt.asarray(x, sycl_queue=queue),
+                                 dpt.asarray(y, sycl_queue=queue))
+                assert on_device.sycl_queue == queue
+                np.testing.assert_allclose(dpt.asnumpy(on_device), k * x + y)
+        except Exception as exc:  # reported by the main thread
+            failures.append(exc)
+
+    xpuc.reset_stats()
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    stats = xpuc.stats()
+    assert stats["kernel_launches"] == 6 * 10 * 2
+    assert stats["kernels_compiled"] == 2  # NumPy and USM signatures, once each

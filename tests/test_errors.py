@@ -4,8 +4,10 @@
 import numba
 import numpy as np
 import pytest
+from device_support import offload
 
 import xpuc
+from xpuc.passes import Target
 
 DEVICE = "opencl:cpu"
 
@@ -103,3 +105,24 @@ def test_pipeline_class_is_refused():
 
     with pytest.raises(xpuc.ConflictingOptionsError):
         xpuc.jit(pipeline_class=Compiler)(lambda a: a)
+
+
+def test_float64_on_a_device_without_fp64(monkeypatch):
+    """Rule 11: refused while compiling, naming the line, before any build."""
+    monkeypatch.setattr(xpuc.dispatcher, "target_for",
+                        lambda device: Target(fp64=False, max_work_group_size=1024))
+
+    @xpuc.jit
+    def scale(a):
+        return a * 2.0
+
+    line = _line_of(scale, "return a * 2.0")
+    xpuc.reset_stats()
+    with pytest.raises(xpuc.UnsupportedError,
+                       match=rf"test_errors.py:{line}: .*uses f64.*the device has no fp64"):
+        offload(scale, np.arange(3.0))
+    assert xpuc.stats()["kernel_builds"] == 0
+    # float32 throughout needs no fp64 (a float literal is float64 in Numba)
+    square = xpuc.jit(lambda a: a * a)
+    a = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_array_equal(offload(square, a), a * a)

@@ -15,7 +15,7 @@ from numba.core.typing import signature
 from numba.parfors.parfor import Parfor
 
 from .. import runtime
-from ..errors import XpucError
+from ..errors import UnsupportedError, XpucError
 from ..passes import Lowered, Target, lower
 from ..passes.launch_plan import LaunchPlan
 from .parfor_to_mlir import REDUCTION_WORK_ITEMS, ParforKernel, kernel_name, translate_parfor
@@ -247,7 +247,10 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     lowerer._xpuc_parfor_count = ordinal + 1
     kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
                               kernel_name(fndesc.qualname, ordinal))
-    lowered = _compile(kernel, offload.target)
+    try:
+        lowered = _compile(kernel, offload.target)
+    except UnsupportedError as error:  # what the device cannot run (no fp64)
+        raise UnsupportedError(f"{parfor.loc.filename}:{parfor.loc.line}: {error}") from None
     offload.compiled.setdefault(tuple(fndesc.argtypes), []).append(
         CompiledParfor(kernel, lowered))
 

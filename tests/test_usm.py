@@ -1,0 +1,299 @@
+"""USM arrays in and out (SPEC rules 2-4, 6, 7, 10): kernels run on the arrays'
+queue with no copies, outputs are USM of the coerced usm_type, and placements
+that leave the device ambiguous are refused before any work."""
+
+import itertools
+import re
+
+import dpctl
+import dpctl.tensor as dpt
+import numba
+import numpy as np
+import pytest
+
+import xpuc
+from xpuc.placement import USM_TYPES
+
+QUEUE = dpctl.SyclQueue("opencl:cpu")
+
+
+@xpuc.jit
+def fma(a, b, c):
+    return a * b + c
+
+
+@xpuc.jit
+def smooth(a, out):
+    for i in numba.prange(1, a.shape[0] - 1):
+        out[i] = 0.25 * a[i - 1] + 0.5 * a[i] + 0.25 * a[i + 1]
+
+
+@xpuc.jit
+def doubled_like(a):
+    out = np.empty_like(a)
+    for i in numba.prange(a.shape[0]):
+        out[i] = 2 * a[i]
+    return out
+
+
+@xpuc.jit
+def total(a):
+    return a.sum()
+
+
+@xpuc.jit
+def first_element(a):
+    b = a + 1.0
+    return b[0]
+
+
+@xpuc.jit
+def shape_only(a):
+    n = a.shape[0]
+    return a * n
+
+
+@xpuc.jit
+def identity(a):
+    return a
+
+
+def usm(values, usm_type="device", queue=QUEUE):
+    return dpt.asarray(np.asarray(values), usm_type=usm_type, sycl_queue=queue)
+
+
+def address(array) -> int:
+    return array.__sycl_usm_array_interface__["data"][0]
+
+
+def run(fn, *args, d2h_bytes=0):
+    """``fn(*args)`` with the stats reset, checking that it ran on the device
+    and copied nothing (but ``d2h_bytes`` of reduction partials)."""
+    xpuc.reset_stats()
+    result = fn(*args)
+    stats = xpuc.stats()
+    assert stats["kernel_launches"] > 0, "nothing ran on the device"
+    assert stats["h2d_bytes"] == 0 and stats["d2h_bytes"] == d2h_bytes, "arguments were copied"
+    return result
+
+
+@pytest.mark.parametrize("usm_type", USM_TYPES)
+def test_usm_in_usm_out_without_a_context(usm_type):
+    a = np.linspace(0, 1, 1001, dtype=np.float32)
+    result = run(fma, usm(a, usm_type), usm(a, usm_type), usm(a, usm_type))
+    assert isinstance(result, dpt.usm_ndarray)
+    assert result.usm_type == usm_type
+    assert result.sycl_queue == QUEUE
+    np.testing.assert_allclose(dpt.asnumpy(result), a * a + a, rtol=1e-6)
+
+
+@pytest.mark.parametrize("first,second", list(itertools.product(USM_TYPES, repeat=2)))
+def test_output_takes_the_coerced_usm_type(first, second):
+    a = np.arange(16.0)
+    result = run(fma, usm(a, first), usm(a, second), usm(a, second))
+    # device < shared < host: the smallest kind present
+    expected = "device" if "device" in (first, second) else (
+        "shared" if "shared" in (first, second) else "host")
+    assert result.usm_type == expected
+    np.testing.assert_array_equal(dpt.asnumpy(result), a * a + a)
+
+
+def test_prange_writes_a_usm_output_argument():
+    a = np.random.default_rng(0).random(257)
+    src, out = usm(a), usm(np.zeros_like(a))
+    run(smooth, src, out)
+    expected = np.zeros_like(a)
+    smooth.py_func(a, expected)
+    np.testing.assert_allclose(dpt.asnumpy(out), expected)
+
+
+def test_views_with_offsets_and_strides():
+    grid = np.arange(60.0).reshape(6, 10)
+    device_grid = usm(grid)
+    for index in (np.s_[1:-1, 1:-1], np.s_[::-1, ::2], np.s_[2:, ::-3]):
+        view = device_grid[index]
+        result = run(fma, view, view, view)
+        np.testing.assert_array_equal(dpt.asnumpy(result), grid[index] ** 2 + grid[index])
+    transposed = dpt.permute_dims(device_grid, (1, 0))
+    result = run(fma, transposed, transposed, transposed)
+    np.testing.assert_array_equal(dpt.asnumpy(result), grid.T ** 2 + grid.T)
+
+
+def test_write_into_a_strided_usm_view():
+    a = np.arange(40.0)
+    out = usm(np.zeros(80))
+    run(smooth, usm(a), out[::2])
+    expected = np.zeros(40)
+    smooth.py_func(a, expected)
+    np.testing.assert_array_equal(dpt.asnumpy(out)[::2], expected)
+    assert not dpt.asnumpy(out)[1::2].any()
+
+
+def test_empty_like_of_a_usm_array_is_usm():
+    a = usm(np.arange(10, dtype=np.int64), "shared")
+    result = run(doubled_like, a)
+    assert isinstance(result, dpt.usm_ndarray) and result.usm_type == "shared"
+    np.testing.assert_array_equal(dpt.asnumpy(result), 2 * np.arange(10))
+
+
+def test_reduction_result_is_a_scalar():
+    partials = xpuc.frontend.parfor_to_mlir.REDUCTION_WORK_ITEMS * 8
+    result = run(total, usm(np.arange(1000, dtype=np.int64)), d2h_bytes=partials)
+    assert not isinstance(result, dpt.usm_ndarray)
+    assert result == 499500
+
+
+def test_returning_an_argument_returns_it():
+    a = usm(np.arange(5.0))
+    assert identity(a) is a
+
+
+class SuaiOnly:
+    """Any object exposing ``__sycl_usm_array_interface__`` (as dpnp does)."""
+
+    def __init__(self, array):
+        self._array = array
+        self.__sycl_usm_array_interface__ = array.__sycl_usm_array_interface__
+
+    @property
+    def sycl_queue(self):
+        return self._array.sycl_queue
+
+
+def test_any_object_with_the_usm_array_interface():
+    a = usm(np.arange(8.0))
+    result = run(fma, SuaiOnly(a), SuaiOnly(a), SuaiOnly(a))
+    assert isinstance(result, dpt.usm_ndarray)
+    np.testing.assert_array_equal(dpt.asnumpy(result), np.arange(8.0) ** 2 + np.arange(8.0))
+
+
+def test_dpnp_in_dpnp_out():
+    dpnp = pytest.importorskip("dpnp")
+    a = dpnp.arange(10.0)
+    result = run(fma, a, a, a)
+    assert isinstance(result, dpnp.ndarray)
+    np.testing.assert_array_equal(dpnp.asnumpy(result), np.arange(10.0) ** 2 + np.arange(10.0))
+
+
+def test_usm_memory_is_freed_with_the_result():
+    a = usm(np.arange(100.0))
+    xpuc.reset_stats()
+    result = fma(a, a, a)
+    assert xpuc.stats()["usm_allocs"] == 1 and xpuc.stats()["usm_frees"] == 0
+    del result
+    assert xpuc.stats()["usm_frees"] == 1
+
+
+# ---- queue rules (3, 6) ------------------------------------------------------
+
+def test_equivalent_queues_mix():
+    other = dpctl.SyclQueue("opencl:cpu")
+    assert other is not QUEUE
+    a = np.arange(6.0)
+    result = run(fma, usm(a), usm(a, queue=other), usm(a))
+    assert result.sycl_queue == QUEUE  # the first array's queue
+    np.testing.assert_array_equal(dpt.asnumpy(result), a * a + a)
+
+
+def test_non_equivalent_queues_are_refused():
+    in_order = dpctl.SyclQueue("opencl:cpu", property="in_order")
+    a, b = usm(np.arange(4.0)), usm(np.arange(4.0), queue=in_order)
+    xpuc.reset_stats()
+    with pytest.raises(xpuc.ExecutionPlacementError,
+                       match=r"fma: USM arrays on different queues: a on opencl:cpu.*b on "):
+        fma(a, b, a)
+    assert xpuc.stats()["kernel_launches"] == 0
+
+
+@pytest.mark.parametrize("in_context", [False, True])
+def test_numpy_mixed_with_usm_is_refused(in_context):
+    out = np.zeros(8)
+    xpuc.reset_stats()
+    with pytest.raises(xpuc.ExecutionPlacementError,
+                       match=r"smooth: cannot mix NumPy arrays \(out\) with USM arrays \(a\)"):
+        if in_context:
+            with xpuc.device_context(QUEUE):
+                smooth(usm(np.arange(8.0)), out)
+        else:
+            smooth(usm(np.arange(8.0)), out)
+    assert xpuc.stats()["kernel_launches"] == 0 and not out.any()
+
+
+def test_usm_array_on_another_queue_than_the_context():
+    in_order = dpctl.SyclQueue("opencl:cpu", property="in_order")
+    a = usm(np.arange(4.0))
+    with xpuc.device_context(in_order):
+        with pytest.raises(xpuc.ExecutionPlacementError,
+                           match="a is on opencl:cpu.*active device context is opencl:cpu"):
+            fma(a, a, a)
+    with xpuc.device_context(dpctl.SyclQueue("opencl:cpu")):  # equivalent: fine
+        result = fma(a, a, a)
+    np.testing.assert_array_equal(dpt.asnumpy(result), np.arange(4.0) ** 2 + np.arange(4.0))
+
+
+def test_parallel_false_with_usm_arguments():
+    plain = xpuc.jit(parallel=False)(fma.py_func)
+    a = usm(np.arange(4.0))
+    with pytest.raises(xpuc.ConflictingOptionsError, match="USM arguments"):
+        plain(a, a, a)
+
+
+# ---- rule 10: host code and device memory -------------------------------------
+
+def test_host_element_access_to_device_usm_is_refused_at_compile_time():
+    line = first_element.py_func.__code__.co_firstlineno + 3
+    with pytest.raises(xpuc.UnsupportedError,
+                       match=rf"test_usm.py:{line}: host code reads elements of 'b', a "
+                             r"usm_type='device' array"):
+        first_element(usm(np.arange(3.0)))
+
+
+def test_host_writes_to_device_usm_are_refused():
+    @xpuc.jit
+    def poke(a):
+        a[0] = 1.0
+        return a + 1.0
+
+    with pytest.raises(xpuc.UnsupportedError, match="host code writes elements of 'a'"):
+        poke(usm(np.zeros(3)))
+
+
+@pytest.mark.parametrize("usm_type", ["shared", "host"])
+def test_host_element_access_to_host_accessible_usm(usm_type):
+    assert run(first_element, usm(np.arange(3.0) + 4, usm_type)) == 5.0
+
+
+def test_metadata_of_device_usm_is_fine_in_host_code():
+    result = run(shape_only, usm(np.arange(3.0)))
+    np.testing.assert_array_equal(dpt.asnumpy(result), np.arange(3.0) * 3)
+
+
+# ---- xpuc.asarray --------------------------------------------------------------
+
+def test_asarray_copies_numpy_to_the_context_device():
+    with xpuc.device_context(QUEUE):
+        a = xpuc.asarray(np.arange(5.0), usm_type="shared")
+    assert a.usm_type == "shared" and a.sycl_queue == QUEUE
+    np.testing.assert_array_equal(dpt.asnumpy(a), np.arange(5.0))
+
+
+def test_asarray_is_zero_copy_on_the_same_device():
+    a = usm(np.arange(5.0))
+    assert xpuc.asarray(a) is a
+    other = dpctl.SyclQueue("opencl:cpu")
+    moved = xpuc.asarray(a, queue=other)
+    assert address(moved) == address(a) and moved.sycl_queue == other
+    suai = xpuc.asarray(SuaiOnly(a))
+    assert address(suai) == address(a)
+
+
+def test_asarray_copies_to_another_usm_type():
+    a = usm(np.arange(5.0))
+    shared = xpuc.asarray(a, usm_type="shared")
+    assert shared.usm_type == "shared" and address(shared) != address(a)
+    np.testing.assert_array_equal(dpt.asnumpy(shared), np.arange(5.0))
+
+
+def test_asarray_rejects_an_unknown_usm_type():
+    with pytest.raises(ValueError, match=re.escape("usm_type must be one of")):
+        xpuc.asarray(np.arange(3.0), usm_type="pinned")
