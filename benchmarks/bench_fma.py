@@ -1,6 +1,7 @@
 """``a * b + c`` on 10^7 float32: first call (compile) and steady time for NumPy,
-``numba.njit(parallel=True)`` and xpuc on the default SYCL device, same inputs,
-one run. Prints a Markdown table and writes JSON next to it.
+``numba.njit(parallel=True)`` and xpuc on the default SYCL device (NumPy
+arguments under a device context, and USM arguments), same inputs, one run.
+Prints a Markdown table and writes JSON next to it.
 
     python benchmarks/bench_fma.py [--n N] [--repeat R] [--json PATH]
 """
@@ -15,6 +16,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+import dpctl
+import dpctl.tensor as dpt
 import numba
 import numpy as np
 
@@ -57,12 +60,18 @@ def main() -> None:
         with xpuc.device_context(args.device):
             return offloaded(a, b, c)
 
+    queue = dpctl.SyclQueue(args.device)
+    usm_a, usm_b, usm_c = (xpuc.asarray(x, queue=queue) for x in (a, b, c))
+
     rows = {}
     for name, run in [("NumPy", lambda: fma(a, b, c)),
                       ("numba.njit(parallel=True)", lambda: numba_parallel(a, b, c)),
-                      (f"xpuc {args.device} (NumPy in/out)", run_xpuc)]:
+                      (f"xpuc {args.device} (NumPy in/out)", run_xpuc),
+                      (f"xpuc {args.device} (USM in/out)", lambda: offloaded(usm_a, usm_b, usm_c))]:
         print(f"running {name} ...", flush=True)
         first, steady, result = measure(run, args.repeat)
+        if isinstance(result, dpt.usm_ndarray):
+            result = dpt.asnumpy(result)
         np.testing.assert_allclose(result, expected, rtol=1e-6)
         rows[name] = {"first_call_ms": first * 1e3, "steady_ms": steady * 1e3}
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from .device import as_queue, get_current_queue
 from .errors import ExecutionPlacementError
+from .frontend.usm import USM_TYPES, coerce_usm_types
 
 
 def equivalent(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> bool:
@@ -61,17 +62,24 @@ class Placement:
     args: tuple
     kwargs: dict
     resident: list[tuple[int, int]] = field(default_factory=list)
+    usm_type: str | None = None  # of the outputs, when USM arrays came in
     dpnp_out: bool = False  # dpnp arrays in, so dpnp arrays out
 
     def finish(self, result: Any) -> Any:
-        """The call's result as the caller gets it."""
-        if not self.dpnp_out:
+        """The call's result as the caller gets it: with USM arrays in, every
+        array out is USM on the queue (``usm_ndarray``, or dpnp's array)."""
+        if self.usm_type is None:
             return result
-        import dpnp
-
         if isinstance(result, tuple):
             return tuple(self.finish(r) for r in result)
-        return dpnp.asarray(result) if isinstance(result, dpt.usm_ndarray) else result
+        if isinstance(result, np.ndarray):
+            # host memory the function allocated itself (np.empty): its one copy
+            result = dpt.asarray(result, usm_type=self.usm_type, sycl_queue=self.queue)
+        if self.dpnp_out and isinstance(result, dpt.usm_ndarray):
+            import dpnp
+
+            return dpnp.asarray(result)
+        return result
 
 
 def _argument_names(py_func: Callable, count: int, kwargs: dict) -> list[str]:
@@ -118,12 +126,10 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     converted = [dpt.asarray(v) if is_usm_array(v) and not isinstance(v, dpt.usm_ndarray)
                  else v for v in values]
     dpnp_out = any(type(v).__module__.split(".")[0] == "dpnp" for _, v in usm)
+    usm_type = coerce_usm_types(v.usm_type for v in converted if is_usm_array(v))
     return Placement(queue, f"USM arguments on {_describe(queue)}",
                      tuple(converted[:len(args)]), dict(zip(kwargs, converted[len(args):])),
-                     dpnp_out=dpnp_out)
-
-
-USM_TYPES = ("device", "shared", "host")
+                     usm_type=usm_type, dpnp_out=dpnp_out)
 
 
 def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = None,

@@ -297,3 +297,18 @@ def test_asarray_copies_to_another_usm_type():
 def test_asarray_rejects_an_unknown_usm_type():
     with pytest.raises(ValueError, match=re.escape("usm_type must be one of")):
         xpuc.asarray(np.arange(3.0), usm_type="pinned")
+
+
+def test_host_allocated_result_comes_back_as_usm():
+    @xpuc.jit
+    def fill(a):
+        out = np.empty(a.shape[0])
+        for i in numba.prange(a.shape[0]):
+            out[i] = a[i] + 1
+        return out
+
+    a = usm(np.arange(6.0), "shared")
+    result = fill(a)
+    assert isinstance(result, dpt.usm_ndarray) and result.usm_type == "shared"
+    assert result.sycl_queue == QUEUE
+    np.testing.assert_array_equal(dpt.asnumpy(result), np.arange(6.0) + 1)
