@@ -138,6 +138,46 @@ int xpuc_queue_release(xpuc_queue *queue)
     return XPUC_OK;
 }
 
+/* ---- the GIL ------------------------------------------------------------- */
+
+/* Compiled host code calls the runtime holding Python's GIL. Waiting for the
+ * device with it held can deadlock: dpctl keeps Python objects alive with
+ * host tasks that take the GIL when they run, and work queued behind one of
+ * them (an in-order queue) would wait for us forever. So blocking calls let
+ * the GIL go while they wait. Python's entries are looked up in the process,
+ * which keeps this library free of a link to libpython (ctypes callers hold
+ * no GIL, and a process without Python has none to release). */
+typedef struct {
+    int (*held)(void);
+    void *(*save)(void);
+    void (*restore)(void *);
+} python_gil;
+
+static python_gil gil_api;
+static pthread_once_t gil_once = PTHREAD_ONCE_INIT;
+
+static void find_gil_api(void)
+{
+    *(void **)&gil_api.held = dlsym(RTLD_DEFAULT, "PyGILState_Check");
+    *(void **)&gil_api.save = dlsym(RTLD_DEFAULT, "PyEval_SaveThread");
+    *(void **)&gil_api.restore = dlsym(RTLD_DEFAULT, "PyEval_RestoreThread");
+}
+
+/* Releases the GIL if this thread holds it; pass the result to gil_restore. */
+static void *gil_release(void)
+{
+    pthread_once(&gil_once, find_gil_api);
+    if (gil_api.held && gil_api.save && gil_api.restore && gil_api.held())
+        return gil_api.save();
+    return NULL;
+}
+
+static void gil_restore(void *state)
+{
+    if (state)
+        gil_api.restore(state);
+}
+
 /* ---- USM memory and copies ---------------------------------------------- */
 
 /* SYCL's malloc returns NULL for 0 bytes, which we could not tell from a
@@ -174,7 +214,9 @@ static int memcpy_wait(xpuc_queue *q, void *dst, const void *src, int64_t nbytes
     if (!e)
         return fail(XPUC_ERR_COPY, "xpuc: copy of %lld bytes %s failed on device '%s'",
                     (long long)nbytes, direction, q->device_name);
+    void *gil = gil_release();
     DPCTLEvent_Wait(e);
+    gil_restore(gil);
     DPCTLEvent_Delete(e);
     return XPUC_OK;
 }
@@ -846,9 +888,11 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
     }
 
     cached_kernel *kernel = NULL;
+    void *gil = gil_release(); /* a build takes long, and takes no Python */
     pthread_mutex_lock(&cache_lock);
     int status = lookup_kernel(q, spirv, spirv_len, spirv_hash, kernel_name, &kernel);
     pthread_mutex_unlock(&cache_lock);
+    gil_restore(gil);
     if (status != XPUC_OK)
         return status;
     /* SYCL would reject the submission without saying why. */
@@ -871,7 +915,9 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
                                  "SYCL refused the submission (a kernel with a fixed "
                                  "work-group size needs exactly that local size)",
                                  global, local, ndim);
+        gil = gil_release();
         DPCTLEvent_Wait(e);
+        gil_restore(gil);
         DPCTLEvent_Delete(e);
     }
     call.epoch++;

@@ -42,29 +42,30 @@ def test_thread_local():
 
 
 def test_concurrent_calls_from_threads():
-    """Same function, different data and queues, first compile included."""
+    """Same function, different data and queues, first compile included. The
+    USM arrays are made and read outside the threads: dpctl's own copies
+    from several threads at once can deadlock (seen with dpctl 0.21.1)."""
+
     @xpuc.jit
     def axpy(a, x, y):
         return a * x + y
 
     queues = [dpctl.SyclQueue("opencl:cpu"),
               dpctl.SyclQueue("opencl:cpu", property="in_order")]
-    failures = []
+    inputs = [np.random.default_rng(k).random((2, 5000)) for k in range(6)]
+    on_device = [[dpt.asarray(v, sycl_queue=queues[k % 2]) for v in inputs[k]]
+                 for k in range(6)]
+    usm_results, failures = {}, []
     start = threading.Barrier(6)
 
     def worker(k):
         try:
-            rng = np.random.default_rng(k)
-            x, y = rng.random(5000), rng.random(5000)
-            queue = queues[k % 2]
+            x, y = inputs[k]
             start.wait()
             for _ in range(10):
-                with xpuc.device_context(queue):
+                with xpuc.device_context(queues[k % 2]):
                     np.testing.assert_allclose(axpy(float(k), x, y), k * x + y)
-                on_device = axpy(float(k), dpt.asarray(x, sycl_queue=queue),
-                                 dpt.asarray(y, sycl_queue=queue))
-                assert on_device.sycl_queue == queue
-                np.testing.assert_allclose(dpt.asnumpy(on_device), k * x + y)
+                usm_results[k] = axpy(float(k), *on_device[k])
         except Exception as exc:  # reported by the main thread
             failures.append(exc)
 
@@ -75,6 +76,10 @@ def test_concurrent_calls_from_threads():
     for thread in threads:
         thread.join()
     assert not failures, failures
+    for k, result in usm_results.items():
+        x, y = inputs[k]
+        assert result.sycl_queue == queues[k % 2]
+        np.testing.assert_allclose(dpt.asnumpy(result), k * x + y)
     stats = xpuc.stats()
     assert stats["kernel_launches"] == 6 * 10 * 2
     assert stats["kernels_compiled"] == 2  # NumPy and USM signatures, once each

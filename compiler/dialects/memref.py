@@ -32,15 +32,20 @@ def strided_offset(b: Builder, indices: Sequence[Value], strides: Sequence[Value
     return offset
 
 
-def load(b: Builder, array: str, dtype: ScalarType, offset: Value) -> Value:
+def load(b: Builder, array: str, dtype: ScalarType, offset: Value,
+         array_type: str | None = None) -> Value:
+    """``array[offset]``; ``array_type`` when it is not ``memref_type(dtype)``."""
     stored = ScalarType("i", 8) if dtype.kind == "b" else dtype
-    value = b.op(f"memref.load {array}[{offset.name}] : {memref_type(dtype)}", stored)
+    value = b.op(f"memref.load {array}[{offset.name}] : {array_type or memref_type(dtype)}",
+                 stored)
     return cast(b, value, BOOL) if dtype.kind == "b" else value
 
 
-def store(b: Builder, value: Value, array: str, dtype: ScalarType, offset: Value) -> None:
+def store(b: Builder, value: Value, array: str, dtype: ScalarType, offset: Value,
+          array_type: str | None = None) -> None:
     stored = cast(b, value, ScalarType("u", 8)) if dtype.kind == "b" else value
-    b.emit(f"memref.store {stored.name}, {array}[{offset.name}] : {memref_type(dtype)}")
+    b.emit(f"memref.store {stored.name}, {array}[{offset.name}] : "
+           f"{array_type or memref_type(dtype)}")
 
 
 __all__ = ["linear_index", "load", "memref_type", "store", "strided_offset"]

@@ -119,6 +119,7 @@ class _Array:
     # whose strides follow from dims with a unit innermost stride the device
     # compiler can vectorize on
     strides: tuple[Value, ...] | None = None
+    memref_type: str | None = None  # when not memref<?xT> (work-group local memory)
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,18 @@ _StmtRule = Callable[[_Translation, ir.Stmt], None]
 _ExprRule = Callable[[_Translation, ir.Expr, ir.Var], object]
 _STMT_RULES: dict[type, _StmtRule] = {}
 _EXPR_RULES: dict[str, _ExprRule] = {}
+# calls whose translation needs more than their operands' values (range, the
+# work-item functions of explicit kernels): given the translation and the node
+CALL_RULES: dict[object, _ExprRule] = {}
+
+
+def call_rule(*callees: object):
+    def register(fn: _ExprRule) -> _ExprRule:
+        for callee in callees:
+            CALL_RULES[callee] = fn
+        return fn
+
+    return register
 
 
 def _stmt_rule(kind: type):
@@ -267,6 +280,8 @@ def _assign(t: _Translation, stmt: ir.Assign) -> None:
 def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> object:
     """A constant or global: a number becomes an SSA constant, a module or
     function a callee to look up rules by."""
+    if value is None:
+        return None
     if isinstance(value, (bool, int, float)):
         return t.b.constant(value, t.typed(target))
     if isinstance(value, tuple) and all(isinstance(v, (bool, int, float)) for v in value):
@@ -317,9 +332,13 @@ def _call(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     callee = t.lookup(expr.func)
     fntype = t.typemap[expr.func.name]
     key = getattr(fntype, "typing_key", callee.obj if isinstance(callee, _Callee) else None)
+    try:
+        special = CALL_RULES.get(key)
+    except TypeError:  # an unhashable typing key has no rule
+        special = None
+    if special is not None:
+        return special(t, expr, target)
     operands = [t.value(a) for a in expr.args]
-    if key is range:
-        return _range(t, operands)
     return _apply_rule(t, key, operands, expr, f"call to {_name(key)}")
 
 
@@ -337,6 +356,11 @@ def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
     if isinstance(base, _Array) and expr.attr == "shape":
         return _Tuple(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
     raise UnsupportedError(f"{_where(expr.loc)}: attribute '{expr.attr}' in a parfor body")
+
+
+@_expr_rule("cast")
+def _cast(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
+    return t.lookup(expr.value)
 
 
 @_expr_rule("build_tuple")
@@ -361,13 +385,15 @@ def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
         raise UnsupportedError(f"{_where(expr.loc)}: indexing a non-array in a parfor body")
     array = base
     t.arrays[array.var].reads = True
-    return memref.load(t.b, array.memref, array.dtype, _element_offset(t, array, expr))
+    return memref.load(t.b, array.memref, array.dtype, _element_offset(t, array, expr),
+                       array.memref_type)
 
 
-def _range(t: _Translation, bounds: list[Value]) -> _Range:
+@call_rule(range)
+def _range(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Range:
     """``range(stop)``, ``range(start, stop)``, ``range(start, stop, step)``."""
     i64 = ScalarType("i", 64)
-    bounds = [arith.cast(t.b, v, i64) for v in bounds]
+    bounds = [arith.cast(t.b, t.value(a), i64) for a in expr.args]
     if len(bounds) == 1:
         bounds = [t.b.constant(0, i64), bounds[0]]
     if len(bounds) == 2:
@@ -419,16 +445,21 @@ def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> 
         constants = index if isinstance(index, tuple) else (index,)
         indices = [t.b.constant(c, ScalarType("i", 64)) if isinstance(c, int) else c
                    for c in constants]
+    return element_offset(t, array, indices, node.loc)
+
+
+def element_offset(t: _Translation, array: _Array, indices: list, loc: ir.Loc) -> Value:
+    """Offset of the element at ``indices`` (one integer value per dimension)."""
     if len(indices) != len(array.dims) or not all(isinstance(i, Value) for i in indices):
         raise UnsupportedError(
-            f"{_where(node.loc)}: array '{array.var}' indexed with anything but one "
+            f"{_where(loc)}: array '{array.var}' indexed with anything but one "
             f"integer per dimension (slices or partial indexing) in a parfor body"
         )
     b = t.b
     positions = []
     for i, dim in zip(indices, array.dims):
         if i.type.is_float:
-            raise UnsupportedError(f"{_where(node.loc)}: float used as an index")
+            raise UnsupportedError(f"{_where(loc)}: float used as an index")
         pos = arith.cast(b, i, INDEX)
         if i.type.is_signed:
             negative = arith.compare(b, "lt", pos, b.index_constant(0))
@@ -445,7 +476,8 @@ def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
         raise UnsupportedError(f"{_where(stmt.loc)}: item assignment to a non-array")
     t.arrays[array.var].writes = True
     value = arith.cast(t.b, t.value(stmt.value), array.dtype)
-    memref.store(t.b, value, array.memref, array.dtype, _element_offset(t, array, stmt))
+    memref.store(t.b, value, array.memref, array.dtype, _element_offset(t, array, stmt),
+                 array.memref_type)
 
 
 _stmt_rule(ir.SetItem)(_setitem)
@@ -470,30 +502,37 @@ def _allocated_in_init_block(t: _Translation) -> set[str]:
 
 def _bind_params(t: _Translation) -> None:
     """Make a kernel argument of every variable the body uses from outside."""
-    parfor = t.parfor
     fresh = _allocated_in_init_block(t)
-    for name in sorted(parfor.params):
-        nbtype = t.typemap[name]
-        if isinstance(nbtype, types.Array):
-            dtype = scalar_type(nbtype.dtype, f"array '{name}'", parfor.loc)
-            ssa = t.add_param(KernelParam("array", name, memref.memref_type(dtype)))
-            dims = tuple(
-                Value(t.add_param(KernelParam("dim", name, "index", axis)), INDEX)
-                for axis in range(nbtype.ndim)
-            )
-            strides = None if nbtype.layout == "C" else tuple(
-                Value(t.add_param(KernelParam("stride", name, "index", axis)), INDEX)
-                for axis in range(nbtype.ndim)
-            )
-            t.env[name] = _Array(name, ssa, dtype, dims, strides)
-            t.arrays[name] = ArrayUse(name, fresh=name in fresh)
-        elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
-            t.env[name] = _Callee(getattr(nbtype, "typing_key", None))
-        else:
-            ty = scalar_type(nbtype, f"variable '{name}'", parfor.loc)
-            ssa = t.add_param(KernelParam("scalar", name, ty.storage))
-            stored = Value(ssa, ScalarType("u", 8) if ty.kind == "b" else ty)
-            t.env[name] = arith.cast(t.b, stored, ty) if ty.kind == "b" else stored
+    for name in sorted(t.parfor.params):
+        bind_param(t, name, t.parfor.loc)
+        if name in t.arrays:
+            t.arrays[name].fresh = name in fresh
+
+
+def bind_param(t: _Translation, name: str, loc: ir.Loc) -> None:
+    """Make kernel arguments of variable ``name``, which the body uses from
+    outside: an array's memref, dimensions and (for views) strides; a scalar."""
+    nbtype = t.typemap[name]
+    if isinstance(nbtype, types.Array):
+        dtype = scalar_type(nbtype.dtype, f"array '{name}'", loc)
+        ssa = t.add_param(KernelParam("array", name, memref.memref_type(dtype)))
+        dims = tuple(
+            Value(t.add_param(KernelParam("dim", name, "index", axis)), INDEX)
+            for axis in range(nbtype.ndim)
+        )
+        strides = None if nbtype.layout == "C" else tuple(
+            Value(t.add_param(KernelParam("stride", name, "index", axis)), INDEX)
+            for axis in range(nbtype.ndim)
+        )
+        t.env[name] = _Array(name, ssa, dtype, dims, strides)
+        t.arrays[name] = ArrayUse(name)
+    elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
+        t.env[name] = _Callee(getattr(nbtype, "typing_key", None))
+    else:
+        ty = scalar_type(nbtype, f"variable '{name}'", loc)
+        ssa = t.add_param(KernelParam("scalar", name, ty.storage))
+        stored = Value(ssa, ScalarType("u", 8) if ty.kind == "b" else ty)
+        t.env[name] = arith.cast(t.b, stored, ty) if ty.kind == "b" else stored
 
 
 _Bound = int | str  # a constant, or the SSA name of an index argument
@@ -529,7 +568,7 @@ def _emit_blocks(t: _Translation, blocks: dict[int, ir.Block], after: str) -> No
             if not isinstance(stmt, ir.Terminator):
                 _translate_stmt(t, stmt)
         term = block.terminator if block.is_terminated else None
-        if term is None:  # the body's last block just ends
+        if term is None or isinstance(term, ir.Return):  # the body ends
             b.emit(f"cf.br {after}")
         elif isinstance(term, ir.Jump):
             b.emit(f"cf.br {_successor(blocks, term.target, after)}")
