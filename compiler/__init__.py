@@ -9,7 +9,11 @@ configure_opencl_loader()
 # dpctl 0.21 deprecates dpctl.tensor, which is still the USM array type we use
 warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"dpctl(\..*)?")
 
-from . import runtime  # noqa: E402
+from . import (  # noqa: E402
+    atomic,
+    local,
+    runtime,  # noqa: E402
+)
 from .device import device_context, get_current_queue  # noqa: E402
 from .dispatcher import JitFunction, jit  # noqa: E402
 from .errors import (  # noqa: E402
@@ -20,6 +24,15 @@ from .errors import (  # noqa: E402
     XpucError,
 )
 from .frontend import kernels_compiled  # noqa: E402
+from .frontend.kernel_intrinsics import (  # noqa: E402
+    barrier,
+    get_global_id,
+    get_global_size,
+    get_group_id,
+    get_local_id,
+    get_local_size,
+)
+from .kernel import KernelFunction, NdRange, kernel  # noqa: E402
 from .placement import asarray  # noqa: E402
 
 __version__ = "0.1.0"
@@ -45,12 +58,23 @@ __all__ = [
     "DeviceError",
     "ExecutionPlacementError",
     "JitFunction",
+    "KernelFunction",
+    "NdRange",
     "UnsupportedError",
     "XpucError",
     "asarray",
+    "atomic",
+    "barrier",
     "device_context",
     "get_current_queue",
+    "get_global_id",
+    "get_global_size",
+    "get_group_id",
+    "get_local_id",
+    "get_local_size",
     "jit",
+    "kernel",
+    "local",
     "reset_stats",
     "stats",
 ]

@@ -20,10 +20,11 @@ class Value:
 
 
 class Builder:
-    def __init__(self) -> None:
+    def __init__(self, depth: int = 2) -> None:
+        """``depth``: the indentation level of the first lines emitted."""
         self.lines: list[str] = []
         self._count = 0
-        self._depth = 2
+        self._depth = depth
 
     def fresh(self) -> str:
         self._count += 1

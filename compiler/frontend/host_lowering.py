@@ -16,7 +16,7 @@ from numba.parfors.parfor import Parfor
 
 from .. import runtime
 from ..errors import UnsupportedError, XpucError
-from ..passes import Lowered, Target, lower
+from ..passes import STAGES, Lowered, Stage, Target, lower
 from ..passes.launch_plan import LaunchPlan
 from .parfor_to_mlir import REDUCTION_WORK_ITEMS, ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, register_runtime_symbols
@@ -49,14 +49,17 @@ def kernels_compiled() -> int:
 DUMP_DIR_VARIABLE = "XPUC_DUMP_DIR"
 
 
-def _compile(kernel: ParforKernel, target: Target) -> Lowered:
+def compile_to_spirv(name: str, mlir: str, target: Target,
+                     stages: tuple[Stage, ...] = STAGES) -> Lowered:
+    """Lower a kernel module through ``stages``, counted in ``kernels_compiled``
+    and kept in ``XPUC_DUMP_DIR`` if that is set."""
     global _kernels_compiled
-    lowered = lower(kernel.mlir, target)
+    lowered = lower(mlir, target, stages=stages)
     with _count_lock:
         _kernels_compiled += 1
     dump_dir = os.environ.get(DUMP_DIR_VARIABLE)
     if dump_dir:
-        _dump(kernel.name, lowered, dump_dir)
+        _dump(name, lowered, dump_dir)
     return lowered
 
 
@@ -248,7 +251,7 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
                               kernel_name(fndesc.qualname, ordinal))
     try:
-        lowered = _compile(kernel, offload.target)
+        lowered = compile_to_spirv(kernel.name, kernel.mlir, offload.target)
     except UnsupportedError as error:  # what the device cannot run (no fp64)
         raise UnsupportedError(f"{parfor.loc.filename}:{parfor.loc.line}: {error}") from None
     offload.compiled.setdefault(tuple(fndesc.argtypes), []).append(

@@ -384,7 +384,7 @@ def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     if not isinstance(base, _Array):
         raise UnsupportedError(f"{_where(expr.loc)}: indexing a non-array in a parfor body")
     array = base
-    t.arrays[array.var].reads = True
+    note_use(t, array, reads=True)
     return memref.load(t.b, array.memref, array.dtype, _element_offset(t, array, expr),
                        array.memref_type)
 
@@ -470,11 +470,19 @@ def element_offset(t: _Translation, array: _Array, indices: list, loc: ir.Loc) -
     return memref.linear_index(b, positions, array.dims)
 
 
+def note_use(t: _Translation, array: _Array, reads: bool = False, writes: bool = False) -> None:
+    """Record how the kernel uses an argument array (local arrays are its own)."""
+    use = t.arrays.get(array.var)
+    if use is not None:
+        use.reads |= reads
+        use.writes |= writes
+
+
 def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
     array = t.lookup(stmt.target)
     if not isinstance(array, _Array):
         raise UnsupportedError(f"{_where(stmt.loc)}: item assignment to a non-array")
-    t.arrays[array.var].writes = True
+    note_use(t, array, writes=True)
     value = arith.cast(t.b, t.value(stmt.value), array.dtype)
     memref.store(t.b, value, array.memref, array.dtype, _element_offset(t, array, stmt),
                  array.memref_type)

@@ -2,7 +2,8 @@
 to a SPIR-V binary and the launch plan the host runs it with."""
 
 from .launch_plan import HostOp, KernelLaunch, LaunchPlan
-from .stages import STAGES, Lowered, Stage, lower
+from .stages import KERNEL_STAGES, STAGES, Lowered, Stage, lower
 from .target import Target
 
-__all__ = ["STAGES", "HostOp", "KernelLaunch", "LaunchPlan", "Lowered", "Stage", "Target", "lower"]
+__all__ = ["KERNEL_STAGES", "STAGES", "HostOp", "KernelLaunch", "LaunchPlan", "Lowered", "Stage",
+           "Target", "lower"]

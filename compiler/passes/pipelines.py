@@ -52,6 +52,19 @@ OUTLINE = (
     "canonicalize",
 )
 
+# gpu stage of an explicit kernel, which the frontend writes as a gpu.func
+# calling its body: as in STRUCTURE, the body's stack slots become SSA values
+# and its branches scf ops (rewrites.inline_kernel_bodies then moves it into
+# the kernel, and KERNEL_CLEANUP tidies up).
+KERNEL_STRUCTURE = (
+    "gpu.module(func.func(mem2reg))",
+    "lift-cf-to-scf",
+)
+KERNEL_CLEANUP = (
+    "canonicalize",
+    "cse",
+)
+
 # gpu stage, once the kernels are merged into one gpu.module.
 ATTACH_TARGET = (
     "spirv-attach-target{{ver={version} caps={caps} client_api=OpenCL}}",

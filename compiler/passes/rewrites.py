@@ -198,6 +198,31 @@ def merge_gpu_modules(module: ir.Module) -> None:
             launch.attributes["kernel"] = new_refs[(root, leaf)]
 
 
+def inline_kernel_bodies(module: ir.Module) -> None:
+    """Move each explicit kernel's body function into the kernel, at its call.
+
+    The inliner does not inline into gpu.func, and the body must be a
+    func.func for lift-cf-to-scf; once structured it is one block."""
+    for call in ops_named(module.operation, "func.call"):
+        kernel = call.parent
+        while kernel.name != "gpu.func":
+            kernel = kernel.parent
+        gpu_module = kernel.parent
+        callee_name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        (body,) = [op for op in ops_named(gpu_module, "func.func")
+                   if symbol_name(op) == callee_name]
+        blocks = list(body.regions[0].blocks)
+        if len(blocks) != 1:
+            raise XpucError(f"kernel body '{callee_name}' kept {len(blocks)} blocks after "
+                            "lift-cf-to-scf")
+        for argument, operand in zip(blocks[0].arguments, call.operands, strict=True):
+            argument.replace_all_uses_with(operand)
+        for op in list(blocks[0].operations)[:-1]:  # all but func.return
+            op.operation.move_before(call)
+        call.erase()
+        body.erase()
+
+
 def attach_spirv_abi(module: ir.Module) -> None:
     """Give the kernels what convert-gpu-to-spirv and convert-math-to-spirv need.
 
@@ -210,6 +235,8 @@ def attach_spirv_abi(module: ir.Module) -> None:
         gpu_module.attributes["spirv.target_env"] = ir.ArrayAttr(
             gpu_module.attributes["targets"])[0]
         for kernel in ops_named(gpu_module, "gpu.func"):
+            if "spirv.entry_point_abi" in kernel.attributes:  # an explicit kernel's own
+                continue
             if "known_block_size" not in kernel.attributes:
                 raise XpucError(f"kernel '{symbol_name(kernel)}' has no constant block size")
             x, y, z = ir.DenseI32ArrayAttr(kernel.attributes["known_block_size"])

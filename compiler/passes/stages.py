@@ -11,6 +11,9 @@ run in ``STAGES`` order by ``lower``, which keeps the MLIR text after each one:
   gpu.launch_func ops, from which the ``LaunchPlan`` is read;
 - ``spirv``: the kernels in the spirv dialect;
 - ``spv``: the gpu.module serialized to a SPIR-V binary.
+
+An explicit kernel (``KERNEL_STAGES``) starts at ``gpu``: the frontend writes
+its gpu.func, which that stage only structures.
 """
 
 from __future__ import annotations
@@ -114,6 +117,17 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     return module
 
 
+def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    compiler = _compiler()
+    compiler.run(module, pipelines.KERNEL_STRUCTURE)
+    rewrites.switches_to_ifs(module)
+    rewrites.inline_kernel_bodies(module)
+    compiler.run(module, pipelines.KERNEL_CLEANUP)
+    compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
+                 caps=",".join(target.spirv_caps))
+    return module
+
+
 def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     rewrites.check_float_support(module, target)
     rewrites.expand_math(module)
@@ -137,6 +151,13 @@ STAGES: tuple[Stage, ...] = (
     Stage("spv", _serialize),
 )
 
+# An explicit kernel starts as the frontend's gpu.func (no loops to map).
+KERNEL_STAGES: tuple[Stage, ...] = (
+    Stage("gpu", _structure_kernel),
+    Stage("spirv", _to_spirv),
+    Stage("spv", _serialize),
+)
+
 
 @contextmanager
 def _named_errors(stage: str) -> Iterator[None]:
@@ -153,9 +174,10 @@ def _named_errors(stage: str) -> Iterator[None]:
         raise type(error)(f"{stage} stage: {error}") from error
 
 
-def lower(module_text: str, target: Target, until: str = "spv") -> Lowered:
-    """Run ``module_text`` (the linalg stage) through ``STAGES`` up to ``until``."""
-    names = [stage.name for stage in STAGES]
+def lower(module_text: str, target: Target, until: str = "spv",
+          stages: tuple[Stage, ...] = STAGES) -> Lowered:
+    """Run ``module_text`` (the first stage's input) through ``stages`` up to ``until``."""
+    names = [stage.name for stage in stages]
     if until not in names:
         raise XpucError(f"unknown stage '{until}' (stages: {', '.join(names)})")
     compiler = _compiler()
@@ -163,7 +185,7 @@ def lower(module_text: str, target: Target, until: str = "spv") -> Lowered:
     with compiler.context:
         with _named_errors(names[0]):
             module = ir.Module.parse(module_text)
-        for stage in STAGES[: names.index(until) + 1]:
+        for stage in stages[: names.index(until) + 1]:
             with _named_errors(stage.name):
                 module = stage.run(module, target, lowered)
                 # Python rewrites can leave invalid IR, on which the next

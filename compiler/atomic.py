@@ -1,0 +1,5 @@
+"""``xpuc.atomic``: atomic updates of array elements in explicit kernels."""
+
+from .frontend.kernel_intrinsics import atomic_add as add
+
+__all__ = ["add"]

@@ -1,0 +1,261 @@
+"""The functions an explicit kernel calls per work-item: each one's Python
+stub (what ``xpuc.get_global_id`` and friends are), its Numba typing, and its
+translation rule into the gpu / memref / spirv dialects, side by side.
+
+Dimensions follow SYCL: in a range ``(n0, n1)`` the last dimension varies
+fastest between neighbouring work-items, so it is SPIR-V's ``x`` (the one the
+device compiler vectorizes across): user dimension ``d`` of an ``ndim``-D
+range is axis ``ndim - 1 - d``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from numba.core import ir, types
+from numba.core.typing.templates import AbstractTemplate, infer_global, signature
+
+from ..dialects import INDEX, Value, arith
+from ..dialects.types import ScalarType
+from ..errors import UnsupportedError
+from .parfor_to_mlir import _Array, call_rule, element_offset, note_use, scalar_type
+
+# memref memory space of work-group local memory (OpenCL's local address
+# space, which convert-gpu-to-spirv maps to the Workgroup storage class)
+LOCAL_MEMORY_SPACE = 3
+
+
+def _outside_kernel(name: str) -> Exception:
+    return RuntimeError(f"xpuc.{name} can only be called inside an @xpuc.kernel function")
+
+
+def get_global_id(dim: int) -> int:
+    """This work-item's index in dimension ``dim`` of the global range."""
+    raise _outside_kernel("get_global_id")
+
+
+def get_local_id(dim: int) -> int:
+    """This work-item's index in dimension ``dim`` of its work-group."""
+    raise _outside_kernel("get_local_id")
+
+
+def get_group_id(dim: int) -> int:
+    """This work-group's index in dimension ``dim``."""
+    raise _outside_kernel("get_group_id")
+
+
+def get_global_size(dim: int) -> int:
+    """The global range's size in dimension ``dim``."""
+    raise _outside_kernel("get_global_size")
+
+
+def get_local_size(dim: int) -> int:
+    """The work-group's size in dimension ``dim``."""
+    raise _outside_kernel("get_local_size")
+
+
+def barrier() -> None:
+    """Wait until every work-item of the work-group gets here; their writes
+    to local (and global) memory before it are visible after it."""
+    raise _outside_kernel("barrier")
+
+
+def local_array(shape: int | tuple[int, ...], dtype: object) -> object:
+    """A work-group local array (``xpuc.local.array``): constant shape."""
+    raise _outside_kernel("local.array")
+
+
+def atomic_add(array: object, index: int | tuple[int, ...], value: object) -> object:
+    """``array[index] += value`` atomically (``xpuc.atomic.add``); returns
+    the old value."""
+    raise _outside_kernel("atomic.add")
+
+
+# ---- typing ------------------------------------------------------------------
+
+def _template(key: Callable, generic: Callable) -> None:
+    infer_global(key)(type(f"_{key.__name__}_typing", (AbstractTemplate,),
+                           {"key": key, "generic": generic}))
+
+
+def _dimension_function_typing(self, args, kws):
+    if not kws and len(args) == 1 and isinstance(args[0], types.Integer):
+        return signature(types.intp, args[0])
+    return None
+
+
+def _barrier_typing(self, args, kws):
+    return signature(types.none) if not args and not kws else None
+
+
+def _shape_rank(shape: types.Type) -> int | None:
+    if isinstance(shape, types.Integer):
+        return 1
+    if isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape):
+        return len(shape)
+    return None
+
+
+def _local_array_typing(self, args, kws):
+    if kws or len(args) != 2:
+        return None
+    shape, dtype = args
+    rank = _shape_rank(shape)
+    if isinstance(dtype, types.NumberClass):
+        dtype = dtype.instance_type
+    elif isinstance(dtype, types.DType):
+        dtype = dtype.dtype
+    if rank is None or not isinstance(dtype, (types.Number, types.Boolean)):
+        return None
+    return signature(types.Array(dtype, rank, "C"), *args)
+
+
+def _atomic_add_typing(self, args, kws):
+    if kws or len(args) != 3:
+        return None
+    array, index, value = args
+    if (isinstance(array, types.Array) and _shape_rank(index) == array.ndim
+            and isinstance(value, types.Number)):
+        return signature(array.dtype, *args)
+    return None
+
+
+for _fn in (get_global_id, get_local_id, get_group_id, get_global_size, get_local_size):
+    _template(_fn, _dimension_function_typing)
+_template(barrier, _barrier_typing)
+_template(local_array, _local_array_typing)
+_template(atomic_add, _atomic_add_typing)
+
+
+# ---- translation -------------------------------------------------------------
+
+def _where(loc: ir.Loc) -> str:
+    return f"{loc.filename}:{loc.line}"
+
+
+def constant(t, var: ir.Var, what: str, loc: ir.Loc) -> object:
+    """The compile-time value of ``var``: a literal, or a constant tuple."""
+    nbtype = t.typemap[var.name]
+    if isinstance(nbtype, types.Literal):
+        return nbtype.literal_value
+    definition = t.func_ir.get_definition(var)
+    if isinstance(definition, (ir.Const, ir.Global, ir.FreeVar)):
+        return definition.value
+    if isinstance(definition, ir.Expr) and definition.op == "build_tuple":
+        return tuple(constant(t, item, what, loc) for item in definition.items)
+    raise UnsupportedError(f"{_where(loc)}: {what} must be a constant")
+
+
+def _axis(t, expr: ir.Expr) -> str:
+    """SPIR-V axis of the dimension argument of a work-item function."""
+    dim = constant(t, expr.args[0], "the dimension", expr.loc)
+    if not isinstance(dim, int) or not 0 <= dim < t.ndim:
+        raise UnsupportedError(
+            f"{_where(expr.loc)}: dimension {dim!r} of a {t.ndim}-D range")
+    return "xyz"[t.ndim - 1 - dim]
+
+
+def _id_rule(*ops: str):
+    """A work-item function as the product of gpu ops on its axis."""
+    def translate(t, expr: ir.Expr, target: ir.Var) -> Value:
+        axis = _axis(t, expr)
+        values = [t.b.op(f"{op} {axis}", INDEX) for op in ops]
+        result = values[0]
+        for value in values[1:]:
+            result = arith.binary(t.b, "arith.muli", result, value)
+        return arith.cast(t.b, result, ScalarType("i", 64))
+
+    return translate
+
+
+call_rule(get_global_id)(_id_rule("gpu.global_id"))
+call_rule(get_local_id)(_id_rule("gpu.thread_id"))
+call_rule(get_group_id)(_id_rule("gpu.block_id"))
+call_rule(get_local_size)(_id_rule("gpu.block_dim"))
+call_rule(get_global_size)(_id_rule("gpu.grid_dim", "gpu.block_dim"))
+
+
+@call_rule(barrier)
+def _barrier(t, expr: ir.Expr, target: ir.Var) -> None:
+    t.b.emit("gpu.barrier")
+
+
+@call_rule(local_array)
+def _local_array(t, expr: ir.Expr, target: ir.Var) -> _Array:
+    shape = constant(t, expr.args[0], "the shape of a local array", expr.loc)
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    if not all(isinstance(n, int) and n > 0 for n in shape):
+        raise UnsupportedError(f"{_where(expr.loc)}: local array shape {shape} must be "
+                               "positive integers")
+    dtype = scalar_type(t.typemap[target.name].dtype, "local array", expr.loc)
+    size = 1
+    for n in shape:
+        size *= n
+    memref_type = f"memref<{size}x{dtype.storage}, {LOCAL_MEMORY_SPACE}>"
+    name = t.b.fresh()
+    # work-group memory is one variable per kernel, whatever block asks for it
+    t.allocas.append(f"{name} = memref.alloc() : {memref_type}")
+    dims = tuple(t.b.index_constant(n) for n in shape)
+    return _Array(target.name, name, dtype, dims, memref_type=memref_type)
+
+
+_ATOMIC_TYPES = {("i", 32), ("i", 64), ("u", 32), ("u", 64), ("f", 32), ("f", 64)}
+
+
+@call_rule(atomic_add)
+def _atomic_add(t, expr: ir.Expr, target: ir.Var) -> Value:
+    array = t.lookup(expr.args[0])
+    if not isinstance(array, _Array):
+        raise UnsupportedError(f"{_where(expr.loc)}: atomic.add on a non-array")
+    dtype = array.dtype
+    if (dtype.kind, dtype.bits) not in _ATOMIC_TYPES:
+        raise UnsupportedError(f"{_where(expr.loc)}: atomic.add on {dtype.mlir} elements "
+                               "(int32, int64, float32 and float64 are supported)")
+    held = t.lookup(expr.args[1])
+    indices = list(held.items) if hasattr(held, "items") else [held]
+    offset = element_offset(t, array, indices, expr.loc)
+    value = arith.cast(t.b, t.value(expr.args[2]), dtype)
+    if array.memref_type is not None:  # local memory: upstream lowers integer atomics
+        if dtype.is_float:
+            raise UnsupportedError(f"{_where(expr.loc)}: atomic.add of floats on a local array")
+        return t.b.op(f"memref.atomic_rmw addi {value.name}, {array.memref}[{offset.name}] : "
+                      f"({dtype.mlir}, {array.memref_type}) -> {dtype.mlir}", dtype)
+    note_use(t, array, reads=True, writes=True)
+    return _global_atomic_add(t, array, offset, value)
+
+
+def _global_atomic_add(t, array: _Array, offset: Value, value: Value) -> Value:
+    """Upstream does not lower atomics on OpenCL (CrossWorkgroup) memory: the
+    kernel takes the array's pointer a second time as a SPIR-V pointer and
+    uses SPIR-V's atomics on it (a compare-exchange loop for floats)."""
+    b, dtype = t.b, array.dtype
+    pointer_type = f"!spirv.ptr<{dtype.mlir}, CrossWorkgroup>"
+    pointer = t.pointer_param(array.var, pointer_type)
+    position = arith.cast(b, offset, ScalarType("i", 64))
+    element = b.op(f"spirv.PtrAccessChain {pointer}[{position.name}] : {pointer_type}, i64 "
+                   f"-> {pointer_type}", dtype)
+    if not dtype.is_float:
+        return b.op(f"spirv.AtomicIAdd <Device> <None> {element.name}, {value.name} : "
+                    f"{pointer_type}", dtype)
+    bits = ScalarType("i", dtype.bits)
+    bits_pointer = f"!spirv.ptr<{bits.mlir}, CrossWorkgroup>"
+    as_bits = b.op(f"spirv.Bitcast {element.name} : {pointer_type} to {bits_pointer}", bits)
+    first = b.op(f'spirv.Load "CrossWorkgroup" {element.name} : {dtype.mlir}', dtype)
+    result, expected, seen = b.fresh(), b.fresh(), b.fresh()
+    with b.region(f"{result} = scf.while ({expected} = {first.name}) : ({dtype.mlir}) -> "
+                  f"({dtype.mlir})", footer="}"):
+        sum_ = b.op(f"arith.addf {expected}, {value.name} : {dtype.mlir}", dtype)
+        new_bits = b.op(f"arith.bitcast {sum_.name} : {dtype.mlir} to {bits.mlir}", bits)
+        expected_bits = b.op(f"arith.bitcast {expected} : {dtype.mlir} to {bits.mlir}", bits)
+        got_bits = b.op(f"spirv.AtomicCompareExchange <Device> <None> <None> {as_bits.name}, "
+                        f"{new_bits.name}, {expected_bits.name} : {bits_pointer}", bits)
+        got = b.op(f"arith.bitcast {got_bits.name} : {bits.mlir} to {dtype.mlir}", dtype)
+        # another work-item changed it in between: try again from its value
+        retry = b.op(f"arith.cmpi ne, {got_bits.name}, {expected_bits.name} : {bits.mlir}",
+                     ScalarType("b", 1))
+        b.emit(f"scf.condition({retry.name}) {got.name} : {dtype.mlir}")
+    b.emit("do {", indent=-1)
+    b.emit(f"^bb0({seen}: {dtype.mlir}):", indent=-1)
+    b.emit(f"scf.yield {seen} : {dtype.mlir}")
+    b.emit("}", indent=-1)
+    return Value(result, dtype)

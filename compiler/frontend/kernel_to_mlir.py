@@ -1,0 +1,91 @@
+"""Translate an explicit kernel (a Python function written per work-item) into
+the MLIR of its ``gpu`` stage: one ``gpu.func`` whose body is the function's
+Numba IR, by the same statement, expression and callee rules as parfor bodies;
+the work-item functions are rules of ``kernel_intrinsics``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from numba.core import compiler, ir, types
+from numba.core.registry import cpu_target
+from numba.core.typed_passes import type_inference_stage
+
+from ..dialects import Builder
+from ..errors import UnsupportedError
+from . import kernel_intrinsics  # noqa: F401  (registers the work-item rules)
+from .parfor_to_mlir import ArrayUse, KernelParam, _emit_blocks, _Translation, bind_param
+
+
+@dataclass
+class _KernelTranslation(_Translation):
+    func_ir: ir.FunctionIR | None = None
+    ndim: int = 1  # of the range the kernel is launched over
+    pointers: dict[str, str] = field(default_factory=dict)  # array -> its SPIR-V pointer
+
+    def pointer_param(self, var: str, pointer_type: str) -> str:
+        """The array ``var`` as a SPIR-V pointer argument (for atomics)."""
+        if var not in self.pointers:
+            self.pointers[var] = self.add_param(KernelParam("pointer", var, pointer_type))
+        return self.pointers[var]
+
+
+@dataclass
+class KernelModule:
+    """A kernel's ``gpu`` stage and what the host passes it."""
+
+    name: str
+    mlir: str
+    params: tuple[KernelParam, ...]
+    arrays: dict[str, ArrayUse]
+
+
+def type_kernel(py_func, argtypes: tuple[types.Type, ...]) -> tuple[ir.FunctionIR, dict, dict]:
+    """Numba's IR of ``py_func`` and its types for ``argtypes``."""
+    typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
+    typingctx.refresh()
+    func_ir = compiler.run_frontend(py_func)
+    typemap, return_type, calltypes, _ = type_inference_stage(
+        typingctx, targetctx, func_ir, argtypes, None)
+    if return_type != types.none:
+        raise UnsupportedError(
+            f"{func_ir.loc.filename}:{func_ir.loc.line}: kernel '{py_func.__name__}' returns "
+            f"{return_type}; a kernel returns nothing (it writes its array arguments)")
+    return func_ir, typemap, calltypes
+
+
+def translate_kernel(func_ir: ir.FunctionIR, typemap: dict, calltypes: dict, name: str,
+                     ndim: int) -> KernelModule:
+    """The ``gpu.module`` holding kernel ``name`` for an ``ndim``-D range: a
+    gpu.func calling the body, a func.func with one block per Numba IR block."""
+    t = _KernelTranslation(None, typemap, calltypes, func_ir=func_ir, ndim=ndim)
+    t.b = Builder(depth=3)
+    blocks = {}
+    for label, block in func_ir.blocks.items():
+        body = ir.Block(block.scope, block.loc)
+        for stmt in block.body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Arg):
+                bind_param(t, stmt.value.name, stmt.loc)
+                t.env[stmt.target.name] = t.env[stmt.value.name]
+            else:
+                body.append(stmt)
+        blocks[label] = body
+    _emit_blocks(t, blocks, "^exit")
+    t.b.emit("^exit:", indent=-1)
+    t.b.emit("return")
+    signature = ", ".join(f"{ssa}: {param.mlir_type}" for ssa, param in t.args)
+    arguments = ", ".join(ssa for ssa, _ in t.args)
+    types_ = ", ".join(param.mlir_type for _, param in t.args)
+    lines = ["      " + line for line in t.allocas] + t.b.lines
+    # the body is a func.func, which the gpu stage structures (lift-cf-to-scf
+    # works on func.func only) and then inlines into the kernel
+    text = (
+        "module attributes {gpu.container_module} {\n  gpu.module @kernels {\n"
+        f"    func.func private @{name}_body({signature}) {{\n"
+        + "\n".join(lines) + "\n    }\n"
+        f"    gpu.func @{name}({signature}) kernel attributes "
+        "{spirv.entry_point_abi = #spirv.entry_point_abi<>} {\n"
+        f"      func.call @{name}_body({arguments}) : ({types_}) -> ()\n"
+        "      gpu.return\n    }\n  }\n}\n"
+    )
+    return KernelModule(name, text, tuple(p for _, p in t.args), t.arrays)

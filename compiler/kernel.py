@@ -1,0 +1,218 @@
+"""``@xpuc.kernel``: functions written per work-item, launched over a range.
+
+``k[global](*args)`` or ``k[xpuc.NdRange(global, local)](*args)`` checks the
+launch, places it as ``jit`` calls are placed (USM arguments pick the queue;
+NumPy arguments need a device context and are copied in and back), compiles
+the kernel once per argument types, range rank and device, and launches it
+through the runtime.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dpctl.tensor as dpt
+import numba
+import numpy as np
+from numba.core import types
+from numba.core.typing.typeof import Purpose
+
+from . import runtime
+from .dispatcher import target_for
+from .errors import ExecutionPlacementError, XpucError
+from .frontend.host_lowering import compile_to_spirv
+from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
+from .frontend.usm import host_view
+from .passes import KERNEL_STAGES, Lowered
+from .placement import Placement, byte_extent, place
+
+_MAX_DIMS = 3
+
+
+def _sizes(value: int | Sequence[int], what: str) -> tuple[int, ...]:
+    sizes = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    if not 1 <= len(sizes) <= _MAX_DIMS or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in sizes):
+        raise ValueError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
+    if any(n < 0 for n in sizes):
+        raise ValueError(f"{what} {sizes} has a negative size")
+    return tuple(int(n) for n in sizes)
+
+
+@dataclass(frozen=True, init=False)
+class NdRange:
+    """A global range divided into work-groups of ``local_size``."""
+
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...]
+
+    def __init__(self, global_size: int | Sequence[int], local_size: int | Sequence[int]):
+        global_size, local_size = _sizes(global_size, "global size"), _sizes(local_size,
+                                                                           "local size")
+        if len(global_size) != len(local_size):
+            raise ValueError(f"global size {global_size} and local size {local_size} have "
+                             "different numbers of dimensions")
+        if any(n == 0 for n in local_size):
+            raise ValueError(f"local size {local_size} has a zero size")
+        if any(g % n for g, n in zip(global_size, local_size)):
+            raise ValueError(f"local size {local_size} does not divide global size "
+                             f"{global_size}")
+        object.__setattr__(self, "global_size", global_size)
+        object.__setattr__(self, "local_size", local_size)
+
+
+@dataclass
+class _Compiled:
+    module: KernelModule
+    lowered: Lowered
+    spirv_hash: int
+
+
+_SCALAR_KINDS = {"i8": runtime.ARG_I8, "i32": runtime.ARG_I32, "i64": runtime.ARG_I64,
+                 "index": runtime.ARG_I64, "f32": runtime.ARG_F32, "f64": runtime.ARG_F64}
+
+
+class KernelFunction:
+    """A Python function compiled as a SYCL kernel for each argument types,
+    range rank and device it is launched with."""
+
+    def __init__(self, py_func: Callable) -> None:
+        self.py_func = py_func
+        self._parameters = list(inspect.signature(py_func).parameters)
+        self._name = re.sub(r"\W", "_", py_func.__name__)
+        self._compiled: dict[tuple, _Compiled] = {}
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, py_func)
+
+    def __getitem__(self, launch_range: int | Sequence[int] | NdRange) -> Callable[..., None]:
+        if not isinstance(launch_range, NdRange):
+            launch_range = _sizes(launch_range, "global size")
+        return functools.partial(self._launch, launch_range)
+
+    def __call__(self, *args: Any) -> None:
+        raise TypeError(f"kernel {self.py_func.__qualname__} is launched over a range: "
+                        f"{self.py_func.__name__}[global_size](...) or "
+                        f"{self.py_func.__name__}[xpuc.NdRange(global_size, local_size)](...)")
+
+    def _launch(self, launch_range: tuple[int, ...] | NdRange, *args: Any) -> None:
+        where = self.py_func.__qualname__
+        if len(args) != len(self._parameters):
+            raise TypeError(f"kernel {where} takes {len(self._parameters)} arguments "
+                            f"({', '.join(self._parameters)}), got {len(args)}")
+        placement = place(self.py_func, args, {})
+        if placement is None:
+            raise ExecutionPlacementError(
+                f"kernel {where}: its arguments are NumPy arrays and no device context is "
+                "active; a kernel runs on a device: call it inside xpuc.device_context(...) "
+                "or pass USM arrays")
+        global_size, local_size = (
+            (launch_range.global_size, launch_range.local_size)
+            if isinstance(launch_range, NdRange) else (launch_range, None))
+        device = placement.queue.sycl_device
+        if local_size is not None and math.prod(local_size) > device.max_work_group_size:
+            raise ValueError(f"kernel {where}: work-group of {math.prod(local_size)} items "
+                             f"{local_size} is larger than {device.name} allows "
+                             f"({device.max_work_group_size})")
+        compiled = self._compile(placement, len(global_size))
+        self._run(compiled, placement, global_size, local_size)
+
+    def _argument_types(self, placement: Placement) -> tuple[types.Type, ...]:
+        found = []
+        for name, value in zip(self._parameters, placement.args):
+            nbtype = numba.typeof(value, Purpose.argument)
+            if not isinstance(nbtype, (types.Array, types.Number, types.Boolean)):
+                raise TypeError(f"kernel {self.py_func.__qualname__}: argument {name} is "
+                                f"{type(value).__name__}; a kernel takes arrays and scalars")
+            found.append(nbtype)
+        return tuple(found)
+
+    def _compile(self, placement: Placement, ndim: int) -> _Compiled:
+        argtypes = self._argument_types(placement)
+        device = placement.queue.sycl_device
+        key = (argtypes, ndim, device.filter_string)
+        with self._lock:
+            compiled = self._compiled.get(key)
+            if compiled is None:
+                func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes)
+                module = translate_kernel(func_ir, typemap, calltypes, self._name, ndim)
+                lowered = compile_to_spirv(self._name, module.mlir, target_for(device),
+                                           KERNEL_STAGES)
+                compiled = self._compiled[key] = _Compiled(
+                    module, lowered, runtime.spirv_hash(lowered.spirv))
+        return compiled
+
+    def _run(self, compiled: _Compiled, placement: Placement, global_size: tuple[int, ...],
+             local_size: tuple[int, ...] | None) -> None:
+        values = dict(zip(self._parameters, placement.args))
+        handle = runtime.queue_handle(placement.queue)
+        runtime.call_begin(handle)
+        try:
+            for host, nbytes in placement.resident:
+                runtime.call_register(host, nbytes)
+            arrays = {name: _host_array(values[name]) for name in compiled.module.arrays}
+            addresses = {}
+            for name, array in arrays.items():
+                start, nbytes = byte_extent(array)
+                device = runtime.buffer_acquire(start, nbytes, copy_in=True)
+                addresses[name] = device + array.__array_interface__["data"][0] - start
+            args = [self._argument(param, values, arrays, addresses)
+                    for param in compiled.module.params]
+            # SPIR-V's x is the range's last (fastest) dimension
+            runtime.launch(compiled.lowered.spirv, compiled.module.name, args,
+                           global_size[::-1], local_size[::-1] if local_size else None,
+                           compiled.spirv_hash)
+            for name, use in compiled.module.arrays.items():
+                if use.writes:
+                    runtime.buffer_release(*byte_extent(arrays[name]), copy_out=True)
+        finally:
+            runtime.call_end()
+
+    @staticmethod
+    def _argument(param, values: dict, arrays: dict, addresses: dict) -> tuple[int, Any]:
+        if param.kind in ("array", "pointer"):
+            return runtime.ARG_PTR, addresses[param.var]
+        if param.kind == "dim":
+            return runtime.ARG_I64, arrays[param.var].shape[param.axis]
+        if param.kind == "stride":
+            array = arrays[param.var]
+            return runtime.ARG_I64, array.strides[param.axis] // array.itemsize
+        return _SCALAR_KINDS[param.mlir_type], values[param.var]
+
+    def _lowered(self, signature: tuple | None) -> list[_Compiled]:
+        found = [c for (argtypes, _, _), c in self._compiled.items()
+                 if signature is None or tuple(signature) == argtypes]
+        if not found:
+            raise XpucError(f"kernel {self.py_func.__qualname__} has not been compiled"
+                            + (f" for signature {signature}" if signature else "")
+                            + ": launch it first")
+        return found[:1]
+
+    def inspect_mlir(self, stage: str, signature: tuple | None = None) -> str:
+        """The kernel's MLIR at ``stage`` (``gpu``, ``spirv``)."""
+        return self._lowered(signature)[0].lowered.text(stage)
+
+    def inspect_spirv(self, signature: tuple | None = None) -> dict[str, bytes]:
+        """``{kernel_name: SPIR-V binary}``."""
+        compiled = self._lowered(signature)[0]
+        return {compiled.module.name: compiled.lowered.spirv}
+
+
+def _host_array(value: Any) -> np.ndarray:
+    """An argument array as NumPy sees it (a USM array: a view of its memory,
+    whose addresses the runtime recognises as USM)."""
+    return host_view(value) if isinstance(value, dpt.usm_ndarray) else value
+
+
+def kernel(py_func: Callable) -> KernelFunction:
+    """Compile ``py_func`` as an explicit SYCL kernel (see ``KernelFunction``)."""
+    return KernelFunction(py_func)
+
+
+__all__ = ["KernelFunction", "NdRange", "kernel"]
