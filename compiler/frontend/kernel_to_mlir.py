@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from numba.core import compiler, ir, types
-from numba.core.registry import cpu_target
-from numba.core.typed_passes import type_inference_stage
+from numba.core import ir, types
 
 from ..dialects import Builder
 from ..errors import UnsupportedError
 from . import kernel_intrinsics  # noqa: F401  (registers the work-item rules)
 from .parfor_to_mlir import ArrayUse, KernelParam, _emit_blocks, _Translation, bind_param
+from .pipeline import type_function
 
 
 @dataclass
@@ -41,12 +40,8 @@ class KernelModule:
 
 
 def type_kernel(py_func, argtypes: tuple[types.Type, ...]) -> tuple[ir.FunctionIR, dict, dict]:
-    """Numba's IR of ``py_func`` and its types for ``argtypes``."""
-    typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
-    typingctx.refresh()
-    func_ir = compiler.run_frontend(py_func)
-    typemap, return_type, calltypes, _ = type_inference_stage(
-        typingctx, targetctx, func_ir, argtypes, None)
+    """Numba's typed IR of ``py_func`` for ``argtypes``, which must return nothing."""
+    func_ir, typemap, calltypes, return_type = type_function(py_func, argtypes)
     if return_type != types.none:
         raise UnsupportedError(
             f"{func_ir.loc.filename}:{func_ir.loc.line}: kernel '{py_func.__name__}' returns "

@@ -5,9 +5,22 @@ from __future__ import annotations
 
 import functools
 
-from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core import ir, types
+from numba.core.compiler import (
+    CompilerBase,
+    DefaultPassBuilder,
+    Flags,
+    _EarlyPipelineCompletion,
+    compile_extra,
+)
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.typed_passes import NativeParforLowering, ParforPreLoweringPass
+from numba.core.registry import cpu_target
+from numba.core.typed_passes import (
+    NativeParforLowering,
+    NopythonTypeInference,
+    ParforPreLoweringPass,
+    PreLowerStripPhis,
+)
 from numba.parfors.parfor import Parfor
 
 from .host_access import OffloadLower, insert_host_accesses
@@ -66,3 +79,41 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             return [pm]
 
     return OffloadCompiler
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class StopAfterTyping(FunctionPass):
+    """End the pipeline with the typed IR as its result."""
+
+    _name = "xpuc_stop_after_typing"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        raise _EarlyPipelineCompletion(
+            (state.func_ir, state.typemap, state.calltypes, state.return_type))
+
+
+class _KernelTyping(CompilerBase):
+    """Numba's untyped passes and type inference; nothing is lowered (an
+    explicit kernel's IR goes to MLIR instead)."""
+
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_untyped_pipeline(self.state)
+        pm.add_pass(NopythonTypeInference, "nopython type inference")
+        pm.add_pass(PreLowerStripPhis, "remove phi nodes")
+        pm.add_pass(StopAfterTyping, "stop after typing")
+        pm.finalize()
+        return [pm]
+
+
+def type_function(py_func, argtypes: tuple[types.Type, ...]
+                  ) -> tuple[ir.FunctionIR, dict, dict, types.Type]:
+    """Numba's typed IR of ``py_func`` for ``argtypes``: the IR, its typemap,
+    calltypes and return type."""
+    typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
+    typingctx.refresh()
+    targetctx.refresh()
+    return compile_extra(typingctx, targetctx, py_func, argtypes, None, Flags(), {},
+                         pipeline_class=_KernelTyping)

@@ -303,6 +303,21 @@ def check_kernel_abi(module: ir.Module) -> None:
                             f"arguments but its launch passes {operands}")
 
 
+def require_int64_atomics(module: ir.Module) -> None:
+    """Declare the Int64Atomics capability in each SPIR-V module with 64-bit
+    atomics: spirv-update-vce does not know that they need it (and a module
+    without it is invalid)."""
+    for spirv_module in ops_named(module.operation, "spirv.module"):
+        wide = any(op.name.startswith("spirv.Atomic")
+                   and any(isinstance(r.type, ir.IntegerType) and r.type.width == 64
+                           for r in op.results)
+                   for op in nested_ops(spirv_module))
+        triple = str(spirv_module.attributes["vce_triple"])
+        if wide and "Int64Atomics" not in triple:
+            spirv_module.attributes["vce_triple"] = ir.Attribute.parse(
+                triple.replace("[", "[Int64Atomics, ", 1))
+
+
 def check_float_support(module: ir.Module, target: Target) -> None:
     """Refuse a kernel that uses a float type the device lacks, naming both,
     rather than let the SPIR-V conversion fail on the whole kernel."""

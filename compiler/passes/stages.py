@@ -133,6 +133,7 @@ def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     rewrites.expand_math(module)
     rewrites.attach_spirv_abi(module)
     _compiler().run(module, pipelines.TO_SPIRV)
+    rewrites.require_int64_atomics(module)
     rewrites.check_kernel_abi(module)
     return module
 

@@ -27,6 +27,7 @@ class Target:
 
     fp64: bool = True
     fp16: bool = False
+    atomic64: bool = True  # 64-bit atomics (explicit kernels' atomic.add)
     max_work_group_size: int = 256
     work_group_size_1d: int = 64
     work_group_size_2d: tuple[int, int] = (16, 16)
@@ -60,4 +61,5 @@ class Target:
     @property
     def spirv_caps(self) -> tuple[str, ...]:
         """Capabilities the kernels may use (no Float64 on a device without fp64)."""
-        return _BASE_CAPS + ("Float16",) * self.fp16 + ("Float64",) * self.fp64
+        return (_BASE_CAPS + ("Float16",) * self.fp16 + ("Float64",) * self.fp64
+                + ("Int64Atomics",) * self.atomic64)

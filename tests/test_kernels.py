@@ -1,0 +1,281 @@
+"""Explicit kernels (SPEC "Explicit kernels"): work-item functions, work-group
+local memory and barriers, atomics, placement like jit, launch checks."""
+
+import dpctl
+import dpctl.tensor as dpt
+import numpy as np
+import pytest
+
+import xpuc
+
+DEVICE = "opencl:cpu"
+TILE = 8
+
+
+@xpuc.kernel
+def multiply(a, b, c):
+    i = xpuc.get_global_id(0)
+    c[i] = a[i] * b[i]
+
+
+@xpuc.kernel
+def coordinates(out):
+    i = xpuc.get_global_id(0)
+    j = xpuc.get_global_id(1)
+    out[i, j, 0] = i
+    out[i, j, 1] = j
+    out[i, j, 2] = xpuc.get_local_id(0) * 100 + xpuc.get_local_id(1)
+    out[i, j, 3] = xpuc.get_group_id(0) * 100 + xpuc.get_group_id(1)
+    out[i, j, 4] = xpuc.get_global_size(0) * 100 + xpuc.get_global_size(1)
+    out[i, j, 5] = xpuc.get_local_size(0) * 100 + xpuc.get_local_size(1)
+
+
+@xpuc.kernel
+def volume(out):
+    i = xpuc.get_global_id(0)
+    j = xpuc.get_global_id(1)
+    k = xpuc.get_global_id(2)
+    out[i, j, k] = i * 10000 + j * 100 + k
+
+
+@xpuc.kernel
+def group_sums(a, sums):
+    """Each work-group of 64 sums its elements in local memory (a tree)."""
+    i = xpuc.get_global_id(0)
+    local = xpuc.get_local_id(0)
+    partial = xpuc.local.array(64, np.float64)
+    partial[local] = a[i]
+    xpuc.barrier()
+    stride = 32
+    while stride > 0:
+        if local < stride:
+            partial[local] += partial[local + stride]
+        xpuc.barrier()
+        stride //= 2
+    if local == 0:
+        sums[xpuc.get_group_id(0)] = partial[0]
+
+
+@xpuc.kernel
+def histogram(data, counts):
+    i = xpuc.get_global_id(0)
+    xpuc.atomic.add(counts, data[i], 1)
+
+
+@xpuc.kernel
+def weighted_histogram(values, weights, low, width, totals):
+    i = xpuc.get_global_id(0)
+    bin_ = int((values[i] - low) / width)
+    if bin_ >= totals.shape[0]:
+        bin_ = totals.shape[0] - 1
+    xpuc.atomic.add(totals, bin_, weights[i])
+
+
+@xpuc.kernel
+def local_histogram(data, counts):
+    """Counts per work-group in local memory (local integer atomics), then
+    one global atomic per bin and group."""
+    i = xpuc.get_global_id(0)
+    local = xpuc.get_local_id(0)
+    bins = xpuc.local.array(16, np.int32)
+    if local < 16:
+        bins[local] = 0
+    xpuc.barrier()
+    xpuc.atomic.add(bins, data[i], 1)
+    xpuc.barrier()
+    if local < 16:
+        xpuc.atomic.add(counts, local, bins[local])
+
+
+@xpuc.kernel
+def tiled_matmul(a, b, c):
+    row = xpuc.get_global_id(0)
+    col = xpuc.get_global_id(1)
+    local_row = xpuc.get_local_id(0)
+    local_col = xpuc.get_local_id(1)
+    tile_a = xpuc.local.array((TILE, TILE), np.float32)
+    tile_b = xpuc.local.array((TILE, TILE), np.float32)
+    total = 0.0
+    for t in range(a.shape[1] // TILE):
+        tile_a[local_row, local_col] = a[row, t * TILE + local_col]
+        tile_b[local_row, local_col] = b[t * TILE + local_row, col]
+        xpuc.barrier()
+        for k in range(TILE):
+            total += tile_a[local_row, k] * tile_b[k, local_col]
+        xpuc.barrier()
+    c[row, col] = total
+
+
+def test_elementwise_kernel_on_numpy_arrays_in_a_context():
+    a, b = np.arange(1000, dtype=np.float32), np.full(1000, 3, dtype=np.float32)
+    c = np.zeros_like(a)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        multiply[a.size](a, b, c)
+    np.testing.assert_array_equal(c, a * b)
+    stats = xpuc.stats()
+    assert stats["kernel_launches"] == 1
+    assert stats["h2d_bytes"] == 3 * a.nbytes and stats["d2h_bytes"] == c.nbytes
+
+
+def test_elementwise_kernel_on_usm_arrays_without_a_context():
+    a, b = np.arange(1000.0), np.full(1000, 0.5)
+    ua, ub, uc = xpuc.asarray(a), xpuc.asarray(b, usm_type="shared"), xpuc.asarray(a * 0)
+    xpuc.reset_stats()
+    multiply[xpuc.NdRange(a.size, 100)](ua, ub, uc)
+    np.testing.assert_array_equal(dpt.asnumpy(uc), a * b)
+    assert xpuc.stats()["h2d_bytes"] == xpuc.stats()["d2h_bytes"] == 0
+
+
+def test_work_item_functions_in_two_dimensions():
+    out = np.zeros((8, 12, 6), dtype=np.int64)
+    with xpuc.device_context(DEVICE):
+        coordinates[xpuc.NdRange((8, 12), (4, 3))](out)
+    i, j = np.meshgrid(np.arange(8), np.arange(12), indexing="ij")
+    np.testing.assert_array_equal(out[..., 0], i)
+    np.testing.assert_array_equal(out[..., 1], j)
+    np.testing.assert_array_equal(out[..., 2], (i % 4) * 100 + j % 3)
+    np.testing.assert_array_equal(out[..., 3], (i // 4) * 100 + j // 3)
+    assert (out[..., 4] == 812).all() and (out[..., 5] == 403).all()
+
+
+def test_three_dimensional_range():
+    out = np.zeros((3, 4, 5), dtype=np.int64)
+    with xpuc.device_context(DEVICE):
+        volume[3, 4, 5](out)
+    i, j, k = np.meshgrid(np.arange(3), np.arange(4), np.arange(5), indexing="ij")
+    np.testing.assert_array_equal(out, i * 10000 + j * 100 + k)
+
+
+def test_work_group_reduction_with_local_memory_and_barriers():
+    a = np.random.default_rng(0).random(64 * 37)
+    sums = np.zeros(37)
+    with xpuc.device_context(DEVICE):
+        group_sums[xpuc.NdRange(a.size, 64)](a, sums)
+    np.testing.assert_allclose(sums, a.reshape(37, 64).sum(axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_histogram_with_atomics(dtype):
+    data = np.random.default_rng(1).integers(0, 16, 200_000)
+    counts = np.zeros(16, dtype=dtype)
+    with xpuc.device_context(DEVICE):
+        histogram[data.size](data, counts)
+    np.testing.assert_array_equal(counts, np.bincount(data, minlength=16))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weighted_histogram_with_float_atomics(dtype):
+    rng = np.random.default_rng(2)
+    values, weights = rng.random(50_000), rng.random(50_000).astype(dtype)
+    totals = np.zeros(10, dtype=dtype)
+    with xpuc.device_context(DEVICE):
+        weighted_histogram[values.size](values, weights, 0.0, 0.1, totals)
+    expected, _ = np.histogram(values, bins=10, range=(0, 1), weights=weights)
+    np.testing.assert_allclose(totals, expected, rtol=1e-4 if dtype == np.float32 else 1e-10)
+
+
+def test_local_memory_atomics():
+    data = np.random.default_rng(3).integers(0, 16, 64 * 100)
+    counts = np.zeros(16, dtype=np.int32)
+    with xpuc.device_context(DEVICE):
+        local_histogram[xpuc.NdRange(data.size, 64)](data, counts)
+    np.testing.assert_array_equal(counts, np.bincount(data, minlength=16))
+
+
+def test_tiled_matrix_multiplication():
+    rng = np.random.default_rng(4)
+    a, b = rng.random((48, 32), dtype=np.float32), rng.random((32, 40), dtype=np.float32)
+    c = np.zeros((48, 40), dtype=np.float32)
+    with xpuc.device_context(DEVICE):
+        tiled_matmul[xpuc.NdRange(c.shape, (TILE, TILE))](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_compiled_once_per_signature_and_rank():
+    @xpuc.kernel
+    def fill(out, value):
+        out[xpuc.get_global_id(0)] = value
+
+    out = np.zeros(10)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        fill[10](out, 1.5)
+        fill[10](out, 2.5)
+        assert xpuc.stats()["kernels_compiled"] == 1
+        fill[10](np.zeros(10, dtype=np.int32), 1)
+    assert xpuc.stats()["kernels_compiled"] == 2
+    assert (out == 2.5).all()
+    assert "gpu.func @fill" in fill.inspect_mlir("gpu")
+    assert "spirv.func @fill" in fill.inspect_mlir("spirv")
+    (binary,) = fill.inspect_spirv().values()
+    assert binary[:4] == b"\x03\x02\x23\x07"  # the SPIR-V magic number
+
+
+# ---- placement --------------------------------------------------------------
+
+def test_numpy_arguments_need_a_context():
+    with pytest.raises(xpuc.ExecutionPlacementError, match="no device context"):
+        multiply[4](np.ones(4), np.ones(4), np.ones(4))
+
+
+def test_numpy_mixed_with_usm_is_refused():
+    with pytest.raises(xpuc.ExecutionPlacementError, match="cannot mix NumPy arrays"):
+        multiply[4](xpuc.asarray(np.ones(4)), np.ones(4), np.ones(4))
+
+
+def test_non_equivalent_queues_are_refused():
+    other = dpctl.SyclQueue(DEVICE, property="in_order")
+    a = xpuc.asarray(np.ones(4))
+    with pytest.raises(xpuc.ExecutionPlacementError, match="different queues"):
+        multiply[4](a, xpuc.asarray(np.ones(4), queue=other), a)
+
+
+# ---- bad launches -------------------------------------------------------------
+
+def test_local_size_must_divide_global_size():
+    with pytest.raises(ValueError, match=r"local size \(3,\) does not divide global size"):
+        xpuc.NdRange(10, 3)
+
+
+def test_work_group_larger_than_the_device_allows():
+    limit = dpctl.SyclDevice(DEVICE).max_work_group_size
+    a = xpuc.asarray(np.ones(2 * limit))
+    with pytest.raises(ValueError, match=f"larger than .* allows \\({limit}\\)"):
+        multiply[xpuc.NdRange(2 * limit, 2 * limit)](a, a, a)
+
+
+def test_wrong_argument_count():
+    with pytest.raises(TypeError, match=r"takes 3 arguments \(a, b, c\), got 2"):
+        multiply[4](np.ones(4), np.ones(4))
+
+
+def test_wrong_argument_type():
+    a = xpuc.asarray(np.ones(4))
+    with pytest.raises(TypeError, match="argument b is str"):
+        multiply[4](a, "text", a)
+
+
+def test_bad_ranges():
+    with pytest.raises(ValueError, match="tuple of 1 to 3 ints"):
+        multiply[1, 2, 3, 4]
+    with pytest.raises(ValueError, match="negative"):
+        multiply[-1]
+    with pytest.raises(TypeError, match="launched over a range"):
+        multiply(np.ones(4), np.ones(4), np.ones(4))
+
+
+def test_dimension_beyond_the_range_is_refused():
+    a = xpuc.asarray(np.zeros((4, 4)))
+    with pytest.raises(xpuc.UnsupportedError, match="dimension 1 of a 1-D range"):
+        coordinates[4](xpuc.asarray(np.zeros((4, 4, 6), dtype=np.int64)))
+    del a
+
+
+def test_a_kernel_returns_nothing():
+    @xpuc.kernel
+    def returns(a):
+        return a[0]
+
+    with pytest.raises(xpuc.UnsupportedError, match="a kernel returns nothing"):
+        returns[1](xpuc.asarray(np.ones(1)))
