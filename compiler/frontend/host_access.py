@@ -18,7 +18,7 @@ from ..errors import UnsupportedError
 from .runtime_calls import I32, call_runtime, host_extent
 from .usm import DeviceUSMArray
 
-READ, WRITE = "reads", "writes"
+READ, WRITE, USE = "reads", "writes", "uses"  # USE: may read or write (a call)
 
 # Callees that look only at their array arguments' shapes.
 _SHAPE_ONLY_CALLEES = (len, np.empty_like, np.shape, np.ndim, np.size)
@@ -37,14 +37,6 @@ class HostAccess(ir.Stmt):
 
     def __repr__(self) -> str:
         return f"xpuc.host_access({self.array}, {WRITE if self.writes else READ})"
-
-
-def _callee(func_ir: ir.FunctionIR, var: ir.Var) -> object:
-    try:
-        definition = func_ir.get_definition(var)
-    except KeyError:
-        return None
-    return getattr(definition, "value", None)
 
 
 def _accesses(stmt: ir.Stmt, func_ir: ir.FunctionIR, typemap: dict) -> list[tuple[ir.Var, str]]:
@@ -69,10 +61,11 @@ def _accesses(stmt: ir.Stmt, func_ir: ir.FunctionIR, typemap: dict) -> list[tupl
     if expr.op == "getattr":
         # metadata is free; a bound method (a.sum, a.fill) will use the data
         bound = isinstance(result, types.BoundFunction)
-        return [(expr.value, WRITE)] if bound and is_array(expr.value) else []
+        return [(expr.value, USE)] if bound and is_array(expr.value) else []
     if expr.op in ("cast", "build_tuple", "exhaust_iter", "pair_first", "pair_second"):
         return []
-    if expr.op == "call" and _callee(func_ir, expr.func) in _SHAPE_ONLY_CALLEES:
+    if expr.op == "call" and getattr(typemap.get(expr.func.name), "typing_key",
+                                     None) in _SHAPE_ONLY_CALLEES:
         return []
     if expr.op in ("binop", "unary"):
         return [(v, READ) for v in expr.list_vars() if is_array(v)]
@@ -80,7 +73,7 @@ def _accesses(stmt: ir.Stmt, func_ir: ir.FunctionIR, typemap: dict) -> list[tupl
         return [(v, WRITE if v is expr.lhs else READ) for v in (expr.lhs, expr.rhs)
                 if is_array(v)]
     # calls and anything else: the callee may read or write what it is given
-    return [(v, WRITE) for v in expr.list_vars() if is_array(v)]
+    return [(v, USE) for v in expr.list_vars() if is_array(v)]
 
 
 def insert_host_accesses(func_ir: ir.FunctionIR, typemap: dict,
@@ -98,7 +91,7 @@ def insert_host_accesses(func_ir: ir.FunctionIR, typemap: dict,
                         f"'{var.unversioned_name}', a usm_type='device' array the host "
                         "cannot access; do this in a parfor (prange or an array expression) "
                         "or use usm_type='shared' or 'host'")
-                new_body.append(HostAccess(var, how == WRITE, stmt.loc))
+                new_body.append(HostAccess(var, how != READ, stmt.loc))
             new_body.append(stmt)
         body[:] = new_body
 

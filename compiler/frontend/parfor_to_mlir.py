@@ -352,7 +352,8 @@ def _name(obj: object) -> str:
 def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
     base = t.lookup(expr.value)
     if isinstance(base, _Callee):
-        return _Callee(getattr(base.obj, expr.attr))
+        # a module's constants (np.inf, math.pi) are numbers, the rest callees
+        return _literal(t, getattr(base.obj, expr.attr), target, expr.loc)
     if isinstance(base, _Array) and expr.attr == "shape":
         return _Tuple(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
     raise UnsupportedError(f"{_where(expr.loc)}: attribute '{expr.attr}' in a parfor body")
