@@ -9,6 +9,7 @@ before any work is done.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +35,9 @@ def equivalent(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> bool:
 
 
 def is_usm_array(value: object) -> bool:
-    return hasattr(value, "__sycl_usm_array_interface__")
+    # isinstance first: reading __sycl_usm_array_interface__ waits for the queue
+    return isinstance(value, dpt.usm_ndarray) or (
+        not isinstance(value, np.ndarray) and hasattr(value, "__sycl_usm_array_interface__"))
 
 
 def _describe(queue: dpctl.SyclQueue) -> str:
@@ -82,11 +85,16 @@ class Placement:
         return result
 
 
-def _argument_names(py_func: Callable, count: int, kwargs: dict) -> list[str]:
+@functools.lru_cache(maxsize=1024)
+def _parameter_names(py_func: Callable) -> tuple[str, ...]:
     try:
-        names = list(inspect.signature(py_func).parameters)
+        return tuple(inspect.signature(py_func).parameters)
     except (TypeError, ValueError):
-        names = []
+        return ()
+
+
+def _argument_names(py_func: Callable, count: int, kwargs: dict) -> list[str]:
+    names = list(_parameter_names(py_func))
     names += [f"argument {i}" for i in range(len(names), count)]
     return names[:count] + list(kwargs)
 

@@ -13,6 +13,7 @@ coerced ``usm_type``, and come back to Python as ``usm_ndarray``.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -131,9 +132,15 @@ for _cls in USM_ARRAY_CLASSES.values():
 def _typeof_usm_ndarray(value: dpt.usm_ndarray, context) -> USMArray:
     flags = value.flags
     layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
-    dtype = numpy_support.from_dtype(value.dtype)
-    return USM_ARRAY_CLASSES[value.usm_type](dtype, value.ndim, layout,
-                                             readonly=not flags.writable)
+    return _usm_array_type(value.dtype, value.ndim, layout, value.usm_type, not flags.writable)
+
+
+@functools.lru_cache(maxsize=256)
+def _usm_array_type(dtype: np.dtype, ndim: int, layout: str, usm_type: str,
+                    readonly: bool) -> USMArray:
+    # cached: making a Numba type costs more than the rest of a call's dispatch
+    return USM_ARRAY_CLASSES[usm_type](numpy_support.from_dtype(dtype), ndim, layout,
+                                       readonly=readonly)
 
 
 # ---- Python <-> compiled code ------------------------------------------------
@@ -145,15 +152,13 @@ class _HostView:
 
     def __init__(self, owner: dpt.usm_ndarray) -> None:
         self.owner = owner  # keeps the USM memory alive as long as the view
-        interface = owner.__sycl_usm_array_interface__
-        itemsize = owner.itemsize
-        pointer, readonly = interface["data"]
-        strides = interface["strides"]
+        # the array's own attributes: __sycl_usm_array_interface__ waits for
+        # the queue's pending work
         self.__array_interface__ = {
-            "data": (pointer + interface.get("offset", 0) * itemsize, readonly),
-            "shape": interface["shape"],
-            "strides": None if strides is None else tuple(s * itemsize for s in strides),
-            "typestr": interface["typestr"],
+            "data": (owner._pointer, not owner.flags.writable),
+            "shape": owner.shape,
+            "strides": tuple(s * owner.itemsize for s in owner.strides),
+            "typestr": owner.dtype.str,
             "version": 3,
         }
 
