@@ -1,7 +1,7 @@
-"""Ahead-of-time compilation of the ``xpuc.jit`` functions of a source file,
-for ``xpuc compile``: every explicit signature of every such function defined
-in the file is compiled for one device, exactly as a first call under a device
-context would compile it."""
+"""Ahead-of-time compilation of the ``xpuc.jit`` functions and ``xpuc.kernel``
+kernels of a source file, for ``xpuc compile``: every explicit signature of
+every one defined in the file is compiled for one device, exactly as a first
+call (or launch) on that device would compile it."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from numba.core.errors import NumbaError
 from .dispatcher import JitFunction
 from .errors import XpucError
 from .frontend import CompiledParfor
-from .passes import STAGES
+from .kernel import KernelFunction
+from .passes import STAGES, Lowered
 
 # the last stage serializes the kernels (``Lowered.spirv``); for the others,
 # --emit prints the MLIR text they leave
@@ -37,6 +38,16 @@ class CompiledSignature:
 
 
 @dataclass
+class Emitted:
+    """One module ``--emit`` shows: the comment line before it, what lowering
+    kept, and the kernels its SPIR-V holds."""
+
+    header: str
+    lowered: Lowered
+    kernel_names: list[str]
+
+
+@dataclass
 class CompiledFunction:
     function: JitFunction
     signatures: list[CompiledSignature]
@@ -44,6 +55,33 @@ class CompiledFunction:
     @property
     def qualname(self) -> str:
         return self.function.py_func.__qualname__
+
+    def emitted(self) -> list[Emitted | str]:
+        """Each parfor's module, or a note for a signature without parfors."""
+        found = []
+        for signature in self.signatures:
+            if not signature.parfors:
+                found.append(f"// xpuc: function {self.qualname} signature "
+                             f"{signature.signature} has no parfors\n")
+            found += [Emitted(header(self, signature, parfor), parfor.lowered,
+                              [launch.kernel_name for launch in parfor.lowered.plan.launches])
+                      for parfor in signature.parfors]
+        return found
+
+
+@dataclass
+class CompiledKernel:
+    function: KernelFunction
+    signatures: list[tuple[str, Lowered, str]]  # (argument types, lowered, kernel name)
+
+    @property
+    def qualname(self) -> str:
+        return self.function.py_func.__qualname__
+
+    def emitted(self) -> list[Emitted | str]:
+        return [Emitted(f"// xpuc: kernel {self.qualname} signature {signature} range "
+                        f"{self.function.ndim}-D", lowered, [name])
+                for signature, lowered, name in self.signatures]
 
 
 # a message that already says where (as UnsupportedError's do)
@@ -86,15 +124,16 @@ def load_module(path: str) -> dict[str, Any]:
         sys.path.remove(directory)
 
 
-def jit_functions(namespace: dict[str, Any], path: str) -> list[JitFunction]:
-    """The ``xpuc.jit`` functions defined in ``path`` (not imported into it),
-    once each, in definition order."""
+def jit_functions(namespace: dict[str, Any], path: str) -> list[JitFunction | KernelFunction]:
+    """The ``xpuc.jit`` functions and kernels defined in ``path`` (not imported
+    into it), once each, in definition order."""
     found = {id(value): value for value in namespace.values()
-             if isinstance(value, JitFunction) and value.py_func.__code__.co_filename == path}
+             if isinstance(value, (JitFunction, KernelFunction))
+             and value.py_func.__code__.co_filename == path}
     return sorted(found.values(), key=lambda fn: fn.py_func.__code__.co_firstlineno)
 
 
-def _function_error(fn: JitFunction, error: BaseException) -> SourceError:
+def _function_error(fn: JitFunction | KernelFunction, error: BaseException) -> SourceError:
     code = fn.py_func.__code__
     if isinstance(error, NumbaError) and error.loc is not None:
         return _located(error.loc.filename, error.loc.line, error)
@@ -123,22 +162,41 @@ def compile_function(fn: JitFunction, device: dpctl.SyclDevice) -> CompiledFunct
     ])
 
 
-def compile_module(path: str, device: dpctl.SyclDevice) -> list[CompiledFunction]:
-    """Compile every ``xpuc.jit`` function of ``path`` that has explicit
-    signatures; a file without any is a SourceError. Functions without
+def compile_kernel(fn: KernelFunction, device: dpctl.SyclDevice) -> CompiledKernel:
+    """Compile each explicit signature of kernel ``fn`` for ``device``."""
+    compiled = []
+    for argtypes in fn.signatures:
+        try:
+            kernel = fn.compile(argtypes, fn.ndim, device)
+        except (NumbaError, XpucError) as error:
+            raise _function_error(fn, error) from None
+        compiled.append((f"({', '.join(map(str, argtypes))})", kernel.lowered,
+                         kernel.module.name))
+    return CompiledKernel(fn, compiled)
+
+
+def _has_signatures(fn: JitFunction | KernelFunction) -> bool:
+    return bool(fn.signatures if isinstance(fn, KernelFunction) else fn._signatures)
+
+
+def compile_module(path: str, device: dpctl.SyclDevice
+                   ) -> list[CompiledFunction | CompiledKernel]:
+    """Compile every ``xpuc.jit`` function and ``xpuc.kernel`` of ``path`` that
+    has explicit signatures; a file without any is a SourceError. Those without
     signatures are named on stderr and skipped."""
     functions = jit_functions(load_module(path), path)
     for fn in functions:
-        if not fn._signatures:
+        if not _has_signatures(fn):
             print(f"{path}:{fn.py_func.__code__.co_firstlineno}: note: {fn.py_func.__qualname__} "
                   "has no explicit signatures, not compiled", file=sys.stderr)
-    with_signatures = [fn for fn in functions if fn._signatures]
+    with_signatures = [fn for fn in functions if _has_signatures(fn)]
     if not with_signatures:
         raise SourceError(
             f"{path}: no xpuc.jit function with explicit signatures to compile "
             '(give them as in @xpuc.jit("float64[::1](float64[::1])"))'
         )
-    return [compile_function(fn, device) for fn in with_signatures]
+    return [compile_kernel(fn, device) if isinstance(fn, KernelFunction)
+            else compile_function(fn, device) for fn in with_signatures]
 
 
 def header(function: CompiledFunction, signature: CompiledSignature,
@@ -148,45 +206,45 @@ def header(function: CompiledFunction, signature: CompiledSignature,
             f"parfor {parfor.kernel.name}")
 
 
-def emit_text(compiled: list[CompiledFunction], stage: str) -> str:
-    """The MLIR of ``stage`` for every parfor, each after its header line."""
+def emit_text(compiled: list[CompiledFunction | CompiledKernel], stage: str) -> str:
+    """The MLIR of ``stage`` for every parfor and kernel, each after its header
+    line (an explicit kernel starts at the gpu stage: it has no linalg form)."""
     parts = []
     for function in compiled:
-        for signature in function.signatures:
-            if not signature.parfors:
-                parts.append(f"// xpuc: function {function.qualname} signature "
-                             f"{signature.signature} has no parfors\n")
-            for parfor in signature.parfors:
-                parts.append(f"{header(function, signature, parfor)}\n"
-                             f"{parfor.lowered.text(stage)}")
+        for emitted in function.emitted():
+            if isinstance(emitted, str):
+                parts.append(emitted)
+            elif stage in emitted.lowered.texts:
+                parts.append(f"{emitted.header}\n{emitted.lowered.text(stage)}")
+            else:
+                parts.append(f"{emitted.header} has no {stage} stage\n")
     return "".join(parts)
 
 
-def write_binaries(compiled: list[CompiledFunction], directory: str) -> list[str]:
+def write_binaries(compiled: list[CompiledFunction | CompiledKernel], directory: str) -> list[str]:
     """Write each kernel's SPIR-V module to ``directory``/``<kernel name>.spv``
     and return the paths. The kernels of a function's signatures share names,
     so a repeated name gets a counter: ``<kernel name>.1.spv``."""
     os.makedirs(directory, exist_ok=True)
     paths, seen = [], {}
     for function in compiled:
-        for signature in function.signatures:
-            for parfor in signature.parfors:
-                for launch in parfor.lowered.plan.launches:
-                    name = launch.kernel_name
-                    repeat = seen.get(name, 0)
-                    seen[name] = repeat + 1
-                    filename = f"{name}.{repeat}.spv" if repeat else f"{name}.spv"
-                    path = os.path.join(directory, filename)
-                    with open(path, "wb") as out:
-                        out.write(parfor.lowered.spirv)
-                    paths.append(path)
+        for emitted in function.emitted():
+            if isinstance(emitted, str):
+                continue
+            for name in emitted.kernel_names:
+                repeat = seen.get(name, 0)
+                seen[name] = repeat + 1
+                path = os.path.join(directory, f"{name}.{repeat}.spv" if repeat else f"{name}.spv")
+                with open(path, "wb") as out:
+                    out.write(emitted.lowered.spirv)
+                paths.append(path)
     return paths
 
 
-def summary(function: CompiledFunction, device: dpctl.SyclDevice) -> str:
+def summary(function: CompiledFunction | CompiledKernel, device: dpctl.SyclDevice) -> str:
     """One line saying what compiling ``function`` produced."""
-    kernels = [launch.kernel_name for signature in function.signatures
-               for parfor in signature.parfors for launch in parfor.lowered.plan.launches]
+    kernels = [name for emitted in function.emitted() if not isinstance(emitted, str)
+               for name in emitted.kernel_names]
     count = len(function.signatures)
     return (f"{function.qualname}: {count} signature{'s' if count != 1 else ''}, "
             f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''} for "

@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import dpctl
 import dpctl.tensor as dpt
 import numba
 import numpy as np
-from numba.core import types
+from numba.core import sigutils, types
 from numba.core.typing.typeof import Purpose
 
 from . import runtime
@@ -81,10 +82,16 @@ _SCALAR_KINDS = {"i8": runtime.ARG_I8, "i32": runtime.ARG_I32, "i64": runtime.AR
 
 class KernelFunction:
     """A Python function compiled as a SYCL kernel for each argument types,
-    range rank and device it is launched with."""
+    range rank and device it is launched with. Explicit ``signatures`` (with
+    the rank ``ndim`` of their ranges) are what ``xpuc compile`` compiles."""
 
-    def __init__(self, py_func: Callable) -> None:
+    def __init__(self, py_func: Callable, signatures: list[tuple[types.Type, ...]] | None = None,
+                 ndim: int = 1) -> None:
+        if not 1 <= ndim <= _MAX_DIMS:
+            raise ValueError(f"kernel {py_func.__qualname__}: ndim must be 1, 2 or 3")
         self.py_func = py_func
+        self.signatures = signatures or []
+        self.ndim = ndim
         self._parameters = list(inspect.signature(py_func).parameters)
         self._name = re.sub(r"\W", "_", py_func.__name__)
         self._compiled: dict[tuple, _Compiled] = {}
@@ -120,7 +127,7 @@ class KernelFunction:
             raise ValueError(f"kernel {where}: work-group of {math.prod(local_size)} items "
                              f"{local_size} is larger than {device.name} allows "
                              f"({device.max_work_group_size})")
-        compiled = self._compile(placement, len(global_size))
+        compiled = self.compile(self._argument_types(placement), len(global_size), device)
         self._run(compiled, placement, global_size, local_size)
 
     def _argument_types(self, placement: Placement) -> tuple[types.Type, ...]:
@@ -133,9 +140,9 @@ class KernelFunction:
             found.append(nbtype)
         return tuple(found)
 
-    def _compile(self, placement: Placement, ndim: int) -> _Compiled:
-        argtypes = self._argument_types(placement)
-        device = placement.queue.sycl_device
+    def compile(self, argtypes: tuple[types.Type, ...], ndim: int,
+                device: dpctl.SyclDevice) -> _Compiled:
+        """The kernel for arguments of ``argtypes`` over an ``ndim``-D range."""
         key = (argtypes, ndim, device.filter_string)
         with self._lock:
             compiled = self._compiled.get(key)
@@ -210,9 +217,20 @@ def _host_array(value: Any) -> np.ndarray:
     return host_view(value) if isinstance(value, dpt.usm_ndarray) else value
 
 
-def kernel(py_func: Callable) -> KernelFunction:
-    """Compile ``py_func`` as an explicit SYCL kernel (see ``KernelFunction``)."""
-    return KernelFunction(py_func)
+def kernel(signature_or_function: Any = None, *, ndim: int = 1) -> Any:
+    """Compile a function as an explicit SYCL kernel (see ``KernelFunction``):
+    ``@xpuc.kernel``, or ``@xpuc.kernel("void(float32[::1], float32[::1])",
+    ndim=1)`` (or a list of signatures) for ``xpuc compile`` to compile."""
+    if callable(signature_or_function):
+        return KernelFunction(signature_or_function, ndim=ndim)
+    given = signature_or_function
+    signatures = [given] if isinstance(given, str) else list(given or [])
+
+    def decorate(py_func: Callable) -> KernelFunction:
+        argtypes = [tuple(sigutils.normalize_signature(sig)[0]) for sig in signatures]
+        return KernelFunction(py_func, argtypes, ndim)
+
+    return decorate
 
 
 __all__ = ["KernelFunction", "NdRange", "kernel"]
