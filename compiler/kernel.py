@@ -32,7 +32,7 @@ from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.usm import host_view
 from .passes import KERNEL_STAGES, Lowered
-from .placement import Placement, byte_extent, place
+from .placement import Placement, place
 
 _MAX_DIMS = 3
 
@@ -166,7 +166,7 @@ class KernelFunction:
             arrays = {name: _host_array(values[name]) for name in compiled.module.arrays}
             addresses = {}
             for name, array in arrays.items():
-                start, nbytes = byte_extent(array)
+                start, nbytes = runtime.byte_extent(array)
                 device = runtime.buffer_acquire(start, nbytes, copy_in=True)
                 addresses[name] = device + array.__array_interface__["data"][0] - start
             args = [self._argument(param, values, arrays, addresses)
@@ -177,7 +177,7 @@ class KernelFunction:
                            compiled.spirv_hash)
             for name, use in compiled.module.arrays.items():
                 if use.writes:
-                    runtime.buffer_release(*byte_extent(arrays[name]), copy_out=True)
+                    runtime.buffer_release(*runtime.byte_extent(arrays[name]), copy_out=True)
         finally:
             runtime.call_end()
 

@@ -19,6 +19,7 @@ import dpctl
 import dpctl.tensor as dpt
 import numpy as np
 
+from . import runtime
 from .device import as_queue, get_current_queue
 from .errors import ExecutionPlacementError
 from .frontend.usm import USM_TYPES, coerce_usm_types
@@ -43,16 +44,6 @@ def is_usm_array(value: object) -> bool:
 def _describe(queue: dpctl.SyclQueue) -> str:
     device = queue.sycl_device
     return f"{device.filter_string} ({device.name})"
-
-
-def byte_extent(array: np.ndarray) -> tuple[int, int]:
-    """``(start, nbytes)`` of the memory an array's elements span."""
-    start = array.__array_interface__["data"][0]
-    if array.size == 0:
-        return start, 0
-    low = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s < 0)
-    high = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0)
-    return start + low, high - low + array.itemsize
 
 
 @dataclass
@@ -108,7 +99,7 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     if not usm:
         if context is None:
             return None
-        resident = [byte_extent(v) for v in values if isinstance(v, np.ndarray)]
+        resident = [runtime.byte_extent(v) for v in values if isinstance(v, np.ndarray)]
         return Placement(context, "inside a device context", tuple(args), dict(kwargs),
                          resident)
 

@@ -2,7 +2,7 @@
 
 Compiled host code calls the runtime directly (see ``symbol_addresses``); this
 module wraps queues for it and gives Python access for tests and diagnostics.
-It imports only ctypes, dpctl and ``.errors``: no compiler pieces.
+It imports only ctypes, dpctl, NumPy and ``.errors``: no compiler pieces.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ctypes import POINTER, c_char_p, c_int, c_int32, c_int64, c_uint64, c_void_p
 
 import dpctl
+import numpy as np
 
 from .errors import DeviceError
 
@@ -33,6 +34,7 @@ __all__ = [
     "Queue",
     "buffer_acquire",
     "buffer_release",
+    "byte_extent",
     "call_begin",
     "call_end",
     "call_register",
@@ -266,6 +268,16 @@ def set_nrt_api(api_table: int) -> None:
     """Give the runtime Numba's NRT API table (``NRT_get_api()``), with which
     the USM arrays compiled code allocates are owned by Numba MemInfos."""
     check(_lib.xpuc_set_nrt_api(api_table))
+
+
+def byte_extent(array: np.ndarray) -> tuple[int, int]:
+    """``(start, nbytes)`` of the memory an array's elements span."""
+    start = array.__array_interface__["data"][0]
+    if array.size == 0:
+        return start, 0
+    low = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s < 0)
+    high = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0)
+    return start + low, high - low + array.itemsize
 
 
 def spirv_hash(spirv: bytes) -> int:

@@ -39,7 +39,7 @@ class HostAccess(ir.Stmt):
         return f"xpuc.host_access({self.array}, {WRITE if self.writes else READ})"
 
 
-def _accesses(stmt: ir.Stmt, func_ir: ir.FunctionIR, typemap: dict) -> list[tuple[ir.Var, str]]:
+def _accesses(stmt: ir.Stmt, typemap: dict) -> list[tuple[ir.Var, str]]:
     """The arrays whose elements ``stmt`` uses, and how."""
     def is_array(var: ir.Var) -> bool:
         return isinstance(typemap.get(var.name), types.Array)
@@ -76,15 +76,14 @@ def _accesses(stmt: ir.Stmt, func_ir: ir.FunctionIR, typemap: dict) -> list[tupl
     return [(v, USE) for v in expr.list_vars() if is_array(v)]
 
 
-def insert_host_accesses(func_ir: ir.FunctionIR, typemap: dict,
-                         blocks: list[list[ir.Stmt]]) -> None:
+def insert_host_accesses(typemap: dict, blocks: list[list[ir.Stmt]]) -> None:
     """Put a HostAccess before each statement of ``blocks`` (statement lists,
     edited in place) that uses an array's elements; refuse host access to
     device USM arrays."""
     for body in blocks:
         new_body = []
         for stmt in body:
-            for var, how in _accesses(stmt, func_ir, typemap):
+            for var, how in _accesses(stmt, typemap):
                 if isinstance(typemap[var.name], DeviceUSMArray):
                     raise UnsupportedError(
                         f"{stmt.loc.filename}:{stmt.loc.line}: host code {how} elements of "

@@ -47,7 +47,7 @@ class AttachOffloadLowerer(FunctionPass):
                 if isinstance(stmt, Parfor):
                     stmt.lowerer = lowerer
                     host_code.append(stmt.init_block.body)
-        insert_host_accesses(state.func_ir, state.typemap, host_code)
+        insert_host_accesses(state.typemap, host_code)
         return True
 
 

@@ -202,14 +202,12 @@ def as_usm_ndarray(view: np.ndarray, usm_type: str) -> dpt.usm_ndarray:
             base).__array_interface__:
         return base.owner
     itemsize = view.itemsize
-    pointer = view.__array_interface__["data"][0]
-    low = sum((n - 1) * s for n, s in zip(view.shape, view.strides) if s < 0 and n > 0)
-    high = sum((n - 1) * s for n, s in zip(view.shape, view.strides) if s > 0 and n > 0)
-    nbytes = high - low + itemsize if view.size else itemsize
+    start, nbytes = runtime.byte_extent(view)
+    low = start - view.__array_interface__["data"][0]  # <= 0 with negative strides
     memory_class = {"device": dpctl.memory.MemoryUSMDevice,
                     "shared": dpctl.memory.MemoryUSMShared,
                     "host": dpctl.memory.MemoryUSMHost}[usm_type]
-    memory = memory_class(_USMBytes(view, pointer + low, nbytes, _call.queue))
+    memory = memory_class(_USMBytes(view, start, max(nbytes, itemsize), _call.queue))
     return dpt.usm_ndarray(view.shape, dtype=view.dtype,
                            strides=tuple(s // itemsize for s in view.strides),
                            buffer=memory, offset=-low // itemsize)
