@@ -96,7 +96,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=10**7, help="histogram inputs")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--device", default="opencl:cpu")
-    parser.add_argument("--json", default="benchmarks/results/kernels.json")
+    parser.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results",
+                                                            "kernels.json"))
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     n = args.size - args.size % TILE

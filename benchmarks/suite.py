@@ -126,7 +126,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", help="run workloads whose name contains this")
     parser.add_argument("--device", default="opencl:cpu")
-    parser.add_argument("--json", default="benchmarks/results/suite.json")
+    parser.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results",
+                                                            "suite.json"))
     args = parser.parse_args()
     queue = dpctl.SyclQueue(args.device)
     selected = [w for w in WORKLOADS if not args.only or args.only.lower() in w.name.lower()]
