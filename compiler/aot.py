@@ -5,9 +5,9 @@ call (or launch) on that device would compile it."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
-import runpy
 import sys
 import traceback
 from dataclasses import dataclass
@@ -101,17 +101,22 @@ def _located(path: str, line: int | None, error: BaseException) -> SourceError:
 
 
 def load_module(path: str) -> dict[str, Any]:
-    """Run the file at ``path`` as a module (not as ``__main__``) and return its
-    globals; any exception it raises becomes a SourceError."""
+    """Import the file at ``path`` as a module (not as ``__main__``) and return
+    its globals; any exception it raises becomes a SourceError."""
     if not os.path.isfile(path):
-        # run_path would also run a directory's __main__.py
         raise SourceError(f"{path}: {'not a file' if os.path.exists(path) else 'no such file'}")
     directory = os.path.dirname(os.path.abspath(path))
     # as ``python path`` would, so that the file can import its neighbours
     sys.path.insert(0, directory)
+    # imported under the name ``import`` gives it (the file's stem), as the
+    # builds it stores refer to their module by name
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     try:
-        # a name no module has: sys.modules holds the file under it while it runs
-        return runpy.run_path(path, run_name="__xpuc_compile__")
+        spec.loader.exec_module(module)
+        return vars(module)
     except SyntaxError as error:
         raise SourceError(f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}") from None
     except NumbaError as error:  # typing, by the eager CPU compile of a signature
@@ -184,6 +189,8 @@ def compile_module(path: str, device: dpctl.SyclDevice
     """Compile every ``xpuc.jit`` function and ``xpuc.kernel`` of ``path`` that
     has explicit signatures; a file without any is a SourceError. Those without
     signatures are named on stderr and skipped."""
+    # as ``import`` names the file: the cache's source stamp includes the path
+    path = os.path.abspath(path)
     functions = jit_functions(load_module(path), path)
     for fn in functions:
         if not _has_signatures(fn):

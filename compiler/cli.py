@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -29,15 +30,21 @@ def _devices(args: argparse.Namespace) -> int:
 def _compile(args: argparse.Namespace) -> int:
     import dpctl
 
-    from xpuc import aot
+    from xpuc import aot, cache
 
     try:
         device = dpctl.SyclDevice(args.device) if args.device else dpctl.select_default_device()
     except dpctl.SyclDeviceCreationError as error:
         print(f"xpuc compile: no device {args.device or '(default)'}: {error}", file=sys.stderr)
         return 1
+    if not args.emit and args.output:
+        # where the compiled functions go, and where a process that sets the
+        # same XPUC_CACHE_DIR finds them
+        os.environ[cache.CACHE_DIR_VARIABLE] = os.path.abspath(args.output)
     try:
-        compiled = aot.compile_module(args.module, device)
+        # compiled afresh; without --emit, stored: that is the point of it
+        with cache.compiling_ahead(save=not args.emit):
+            compiled = aot.compile_module(args.module, device)
     except aot.SourceError as error:
         print(error, file=sys.stderr)
         return 1
@@ -76,12 +83,16 @@ def main(argv: list[str] | None = None) -> int:
         "--emit", choices=[stage.name for stage in STAGES],
         help=f"print the MLIR of a stage, or write SPIR-V binaries with {BINARY_STAGE}",
     )
-    compile_parser.add_argument("-o", dest="output", metavar="DIR",
-                                help=f"where --emit {BINARY_STAGE} writes its files")
+    compile_parser.add_argument(
+        "-o", dest="output", metavar="DIR",
+        help=f"where --emit {BINARY_STAGE} writes its files; without --emit, the cache "
+             "directory to fill (read back through XPUC_CACHE_DIR=DIR)")
     compile_parser.set_defaults(run=_compile)
     args = parser.parse_args(argv)
-    if args.command == "compile" and (args.emit == BINARY_STAGE) != (args.output is not None):
-        compile_parser.error(f"-o DIR goes with --emit {BINARY_STAGE}, and only with it")
+    if args.command == "compile" and args.emit == BINARY_STAGE and args.output is None:
+        compile_parser.error(f"--emit {BINARY_STAGE} needs -o DIR")
+    if args.command == "compile" and args.emit not in (None, BINARY_STAGE) and args.output:
+        compile_parser.error(f"-o DIR goes with --emit {BINARY_STAGE} or no --emit")
     return args.run(args)
 
 

@@ -19,8 +19,9 @@ from numba.core import sigutils
 from numba.core.dispatcher import Dispatcher
 
 from . import runtime
+from .cache import device_key, offload_cache
 from .errors import ConflictingOptionsError, DeviceError, XpucError
-from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for
+from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
 from .frontend.usm import call_queue
 from .passes import Target
 from .placement import place
@@ -82,23 +83,35 @@ class JitFunction:
         with self._lock:
             found = self._devices.get(key)
             if found is None:
-                offload = OffloadTarget(target_for(device))
+                target = target_for(device)
+                offload = OffloadTarget(target)
                 options = dict(self._options)
+                cache_option = bool(options.pop("cache", False))
                 if not isinstance(options.get("parallel"), dict):
                     options["parallel"] = True
-                dispatcher = numba.njit(
-                    *([self._signatures] if self._signatures else []),
-                    pipeline_class=compiler_for(offload),
-                    **options,
-                )(self.py_func)
+                link_runtime()  # cached code calls the runtime too
+                dispatcher = numba.njit(pipeline_class=compiler_for(offload),
+                                        **options)(self.py_func)
+                # its own cache files, not the CPU build's (set before compiling)
+                dispatcher._cache = offload_cache(self.py_func, device_key(device, target),
+                                                  cache_option)
+                for signature in self._signatures or ():
+                    dispatcher.compile(signature)
+                if self._signatures:
+                    dispatcher.disable_compile()
                 found = self._devices[key] = (dispatcher, offload)
         return found
 
     def _compiled(self, signature: tuple | None) -> list[CompiledParfor]:
-        for _, offload in self._devices.values():
-            for argtypes, parfors in offload.compiled.items():
+        for dispatcher, offload in self._devices.values():
+            for argtypes in (tuple(sig) for sig in dispatcher.signatures):
                 if signature is None or tuple(signature) == argtypes:
-                    return parfors
+                    if argtypes not in offload.compiled:
+                        raise XpucError(
+                            f"{self.py_func.__qualname__} {argtypes} was loaded from the "
+                            "on-disk cache, which keeps no MLIR: inspect it in a process "
+                            "that compiles it")
+                    return offload.compiled[argtypes]
         raise XpucError(
             f"{self.py_func.__qualname__} has no offloaded compilation"
             + (f" for signature {signature}" if signature else "")

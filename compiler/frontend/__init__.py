@@ -2,6 +2,7 @@
 
 from .host_lowering import CompiledParfor, OffloadTarget, kernels_compiled
 from .pipeline import compiler_for
-from .runtime_calls import KernelFault
+from .runtime_calls import KernelFault, link_runtime
 
-__all__ = ["CompiledParfor", "KernelFault", "OffloadTarget", "compiler_for", "kernels_compiled"]
+__all__ = ["CompiledParfor", "KernelFault", "OffloadTarget", "compiler_for", "kernels_compiled",
+           "link_runtime"]

@@ -19,7 +19,7 @@ from ..errors import UnsupportedError, XpucError
 from ..passes import STAGES, Lowered, Stage, Target, lower
 from ..passes.launch_plan import LaunchPlan
 from .parfor_to_mlir import REDUCTION_WORK_ITEMS, ParforKernel, kernel_name, translate_parfor
-from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, register_runtime_symbols
+from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
 
 
 @dataclass
@@ -244,7 +244,7 @@ def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],
 
 def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     """Numba's hook for lowering ``parfor`` (``Parfor.lowerer``)."""
-    register_runtime_symbols()
+    link_runtime()
     fndesc = lowerer.fndesc
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1

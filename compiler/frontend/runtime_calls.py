@@ -4,9 +4,12 @@ allocation."""
 
 from __future__ import annotations
 
+import ctypes
+
 from llvmlite import binding as llvm_binding
 from llvmlite import ir as llvm
 from numba.core import cgutils, types
+from numba.core.runtime import _nrt_python
 
 from .. import runtime
 from ..errors import XpucError
@@ -17,16 +20,20 @@ class KernelFault(XpucError):
     replaces it with a DeviceError carrying the runtime's message."""
 
 
-_symbols_registered = False
+_linked = False
 
 
-def register_runtime_symbols() -> None:
-    """Let the JIT linker resolve the runtime's entries in compiled host code."""
-    global _symbols_registered
-    if not _symbols_registered:
+def link_runtime() -> None:
+    """Make the runtime usable from compiled host code, before compiling or
+    loading (from a cache) code that calls it: the JIT linker resolves its
+    entries, and it has Numba's NRT API (USM arrays are Numba MemInfos)."""
+    global _linked
+    if not _linked:
         for name, address in runtime.symbol_addresses().items():
             llvm_binding.add_symbol(name, address)
-        _symbols_registered = True
+        get_api = ctypes.CFUNCTYPE(ctypes.c_void_p)(_nrt_python.c_helpers["get_api"])
+        runtime.set_nrt_api(get_api())
+        _linked = True
 
 
 I8P = llvm.IntType(8).as_pointer()

@@ -12,7 +12,6 @@ coerced ``usm_type``, and come back to Python as ``usm_ndarray``.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import threading
 from collections.abc import Iterator
@@ -35,12 +34,11 @@ from numba.core.extending import (
 )
 from numba.core.ir_utils import mk_unique_var
 from numba.core.pythonapi import NativeValue
-from numba.core.runtime import _nrt_python
 from numba.np import numpy_support
 from numba.np.arrayobj import _empty_nd_impl
 
 from .. import runtime
-from .runtime_calls import call_runtime, register_runtime_symbols
+from .runtime_calls import call_runtime, link_runtime
 
 # Coercion order: an array made from several takes the first of their kinds.
 USM_TYPES = ("device", "shared", "host")
@@ -243,24 +241,12 @@ def _box_usm_array(typ: USMArray, val, c):
 
 # ---- allocation --------------------------------------------------------------
 
-_nrt_api_set = False
-
-
-def _give_runtime_nrt_api() -> None:
-    global _nrt_api_set
-    if not _nrt_api_set:
-        get_api = ctypes.CFUNCTYPE(ctypes.c_void_p)(_nrt_python.c_helpers["get_api"])
-        runtime.set_nrt_api(get_api())
-        _nrt_api_set = True
-
-
 @intrinsic
 def _allocate_usm(typingctx, cls, allocsize):
     usm_kind = _USM_KINDS[cls.instance_type.usm_type]
 
     def codegen(context, builder, sig, args):
-        _give_runtime_nrt_api()
-        register_runtime_symbols()
+        link_runtime()
         meminfo = cgutils.alloca_once(builder, llvm.IntType(8).as_pointer())
         call_runtime(context, builder, "xpuc_usm_array_alloc", args[1],
                      llvm.Constant(llvm.IntType(32), usm_kind), meminfo)

@@ -1,0 +1,156 @@
+"""Offloaded builds on disk: Numba's cache files, keyed also by what changes
+xpuc's code.
+
+Numba's own cache index keys an overload by signature and CPU only, so an
+offload build and a CPU build of one function (or builds for two devices)
+would overwrite each other. An offload build gets index and data files of its
+own (a tag of the device and toolchain in their names) and the same key in its
+index entries. What it stores is Numba's compile result: the host code, with
+each kernel's SPIR-V inside it, so that a process loading it runs no MLIR.
+
+Where: ``$XPUC_CACHE_DIR`` if set (``xpuc compile -o DIR`` fills such a
+directory), else where Numba would cache the function (``__pycache__`` beside
+its file, ``NUMBA_CACHE_DIR``, ...). Offloaded functions always look there;
+they write there with ``cache=True`` or under ``xpuc compile`` (without
+``--emit``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.metadata
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+
+import dpctl
+from numba.core.caching import (
+    CompileResultCacheImpl,
+    FunctionCache,
+    IndexDataCacheFile,
+    NullCache,
+    UserProvidedCacheLocator,
+)
+
+from .errors import XpucError
+
+CACHE_DIR_VARIABLE = "XPUC_CACHE_DIR"
+
+
+class CacheWarning(UserWarning):
+    """An unreadable cache entry was ignored (the function is recompiled)."""
+
+
+class _XpucDirLocator(UserProvidedCacheLocator):
+    """Numba's user-provided-directory locator, pointed at $XPUC_CACHE_DIR."""
+
+    def __init__(self, py_func: Callable, py_file: str) -> None:
+        super().__init__(py_func, py_file)
+        self._cache_path = os.path.join(os.environ[CACHE_DIR_VARIABLE],
+                                        self.get_suitable_cache_subpath(py_file))
+
+    @classmethod
+    def from_function(cls, py_func: Callable, py_file: str):
+        if not os.environ.get(CACHE_DIR_VARIABLE):
+            return None
+        # past UserProvidedCacheLocator's own check of NUMBA_CACHE_DIR
+        return super(UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+
+
+class _OffloadCacheImpl(CompileResultCacheImpl):
+    _locator_classes = [_XpucDirLocator, *CompileResultCacheImpl._locator_classes]
+
+
+@functools.cache
+def toolchain_versions() -> tuple[tuple[str, str], ...]:
+    """The packages whose versions change the code xpuc produces."""
+    packages = ("xpuc", "numba", "llvmlite", "xtc-mlir-python-bindings", "dpctl")
+    found = []
+    for package in packages:
+        try:
+            found.append((package, importlib.metadata.version(package)))
+        except importlib.metadata.PackageNotFoundError:
+            found.append((package, "?"))
+    return tuple(found)
+
+
+def device_key(device: dpctl.SyclDevice, target: object) -> tuple:
+    """What about ``device`` changes the compiled code: its identity and
+    driver, and the ``Target`` code generation used."""
+    return (device.filter_string, device.name, device.driver_version, repr(target))
+
+
+class OffloadCache(FunctionCache):
+    """The on-disk cache of one function's offloaded builds for one device."""
+
+    _impl_class = _OffloadCacheImpl
+
+    def __init__(self, py_func: Callable, key: tuple, load: bool, save: bool) -> None:
+        super().__init__(py_func)
+        self._xpuc_key = (key, toolchain_versions())
+        self._load, self._save = load, save
+        tag = hashlib.sha256(repr(self._xpuc_key).encode()).hexdigest()[:16]
+        self._cache_file = IndexDataCacheFile(
+            cache_path=self._cache_path,
+            filename_base=f"{self._impl.filename_base}.xpuc-{tag}",
+            source_stamp=self._impl.locator.get_source_stamp())
+
+    def _index_key(self, sig, codegen) -> tuple:
+        return (*super()._index_key(sig, codegen), self._xpuc_key)
+
+    def load_overload(self, sig, target_context):
+        if not self._load:
+            return None
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as error:  # noqa: BLE001 (any unreadable entry: recompile)
+            self._unreadable(error)
+            return None
+
+    def save_overload(self, sig, data) -> None:
+        if not self._save:
+            return
+        try:
+            super().save_overload(sig, data)
+        except Exception as error:  # noqa: BLE001 (a corrupted index: start it afresh)
+            self._unreadable(error)
+            self._cache_file.flush()
+            super().save_overload(sig, data)
+
+    def _unreadable(self, error: Exception) -> None:
+        warnings.warn(f"xpuc: ignoring an unreadable cache entry of {self._name} in "
+                      f"{self._cache_path} ({type(error).__name__}: {error}); recompiling",
+                      CacheWarning, stacklevel=4)
+
+
+_ahead = threading.local()
+
+
+@contextlib.contextmanager
+def compiling_ahead(save: bool) -> Iterator[None]:
+    """Offloaded builds made in the block are compiled afresh, never loaded,
+    and written to the cache if ``save``, whatever their ``cache`` option
+    (``xpuc compile``: ``--emit`` shows what it compiled; without it, it
+    stores)."""
+    _ahead.save = save
+    try:
+        yield
+    finally:
+        del _ahead.save
+
+
+def offload_cache(py_func: Callable, key: tuple, cache_option: bool):
+    """The cache an offloaded build of ``py_func`` for ``key`` uses: Numba's
+    NullCache for a function no locator can place (defined in a REPL)."""
+    ahead = getattr(_ahead, "save", None)
+    try:
+        return OffloadCache(py_func, key, load=ahead is None,
+                            save=bool(ahead) if ahead is not None else cache_option)
+    except RuntimeError:  # Numba: "no locator available"
+        if cache_option:
+            raise XpucError(f"{py_func.__qualname__}: cache=True, but there is nowhere to "
+                            "cache it (no source file, or no writable directory)") from None
+        return NullCache()
