@@ -95,7 +95,7 @@ def tiled_matmul(a, b, c):
     local_col = xpuc.get_local_id(1)
     tile_a = xpuc.local.array((TILE, TILE), np.float32)
     tile_b = xpuc.local.array((TILE, TILE), np.float32)
-    total = 0.0
+    total = np.float32(0)
     for t in range(a.shape[1] // TILE):
         tile_a[local_row, local_col] = a[row, t * TILE + local_col]
         tile_b[local_row, local_col] = b[t * TILE + local_row, col]

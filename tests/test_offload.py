@@ -3,6 +3,7 @@ default device, with results equal to NumPy's. Each test also checks that
 kernels were launched, so that a CPU path cannot pass it."""
 
 import math
+import re
 
 import numba
 import numpy as np
@@ -415,3 +416,22 @@ def test_zero_dimensional_operand_broadcasts():
     for y in (np.ones(3), np.ones((2, 4))):
         result = offload(add, np.array(5.0), y)
         np.testing.assert_array_equal(result, 5.0 + y)
+
+
+@xpuc.jit
+def float32_accumulation(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = np.float32(0)
+        for j in range(a.shape[1]):
+            total += a[i, j] * np.float32(2)
+        out[i] = total + np.int64(1) + np.uint8(200)
+
+
+def test_numpy_scalar_constructors():
+    a = np.random.default_rng(5).random((40, 8), dtype=np.float32)
+    out, expected = np.zeros(40, np.float32), np.zeros(40, np.float32)
+    offload(float32_accumulation, a, out)
+    float32_accumulation(a, expected)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    # the accumulation stays in float32, as Numba types it
+    assert re.search(r"arith\.mulf [^\n]* : f32", float32_accumulation.inspect_mlir("linalg"))

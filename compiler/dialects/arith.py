@@ -214,9 +214,14 @@ def _neg(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     return binary(b, "arith.subi", b.constant(0, x.type), x)
 
 
-@rule(operator.pos, np.positive, builtins.bool, builtins.int, builtins.float)
+# NumPy's scalar types called as conversions: np.float32(x), np.int64(3)
+_NUMPY_SCALARS = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                  np.uint32, np.uint64, np.float32, np.float64)
+
+
+@rule(operator.pos, np.positive, builtins.bool, builtins.int, builtins.float, *_NUMPY_SCALARS)
 def _pos(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
-    # conversions (bool(x), float(i)) happen as the caller casts to the result type
+    # conversions (bool(x), np.float32(i)) happen as the caller casts to the result type
     return args[0]
 
 
