@@ -435,3 +435,20 @@ def test_numpy_scalar_constructors():
     np.testing.assert_allclose(out, expected, rtol=1e-6)
     # the accumulation stays in float32, as Numba types it
     assert re.search(r"arith\.mulf [^\n]* : f32", float32_accumulation.inspect_mlir("linalg"))
+
+
+SCALE = np.float32(0.5)
+OFFSET = np.int64(3)
+
+
+@xpuc.jit
+def numpy_scalar_constants(a, out):
+    for i in numba.prange(a.shape[0]):
+        out[i] = a[i] * SCALE + OFFSET + np.uint8(1)
+
+
+def test_numpy_scalar_constants_made_outside():
+    a = np.arange(10, dtype=np.float32)
+    out = np.zeros(10)
+    offload(numpy_scalar_constants, a, out)
+    np.testing.assert_allclose(out, a * 0.5 + 4)

@@ -282,6 +282,8 @@ def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> obj
     function a callee to look up rules by."""
     if value is None:
         return None
+    if isinstance(value, (np.bool_, np.integer, np.floating)):  # np.int64(3) made outside
+        value = value.item()
     if isinstance(value, (bool, int, float)):
         return t.b.constant(value, t.typed(target))
     if isinstance(value, tuple) and all(isinstance(v, (bool, int, float)) for v in value):
