@@ -198,3 +198,19 @@ def test_reduction_over_a_nested_prange():
         result = total(m)
     assert xpuc.stats()["kernel_launches"] > 0
     np.testing.assert_allclose(result, m.sum(), rtol=1e-12)
+
+
+@xpuc.jit
+def optional_write(out, value=None):
+    for i in numba.prange(out.shape[0]):
+        if value is not None:
+            out[i] = value
+
+
+def test_a_loop_whose_body_numba_prunes_away():
+    out = np.ones(5)
+    with xpuc.device_context(DEVICE):
+        optional_write(out)
+        assert (out == 1).all()
+        optional_write(out, 2.0)
+    assert (out == 2).all()

@@ -71,8 +71,9 @@ def _dump(name: str, lowered: Lowered, directory: str) -> None:
     for stage, text in lowered.texts.items():
         with open(os.path.join(directory, f"{name}.{digest}.{stage}.mlir"), "w") as out:
             out.write(text)
-    with open(os.path.join(directory, f"{name}.{digest}.spv"), "wb") as out:
-        out.write(lowered.spirv)
+    if lowered.spirv:  # none for a parfor with nothing to launch
+        with open(os.path.join(directory, f"{name}.{digest}.spv"), "wb") as out:
+            out.write(lowered.spirv)
 
 
 class _HostEmitter:

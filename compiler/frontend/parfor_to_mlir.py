@@ -318,8 +318,21 @@ def _apply_rule(t: _Translation, key: object, operands: list[Value], expr: ir.Ex
 
 @_expr_rule("binop", "inplace_binop")
 def _binop(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    if expr.fn in (operator.is_, operator.is_not):
+        return _identity_test(t, expr, target)
     operands = [t.value(expr.lhs), t.value(expr.rhs)]
     return _apply_rule(t, expr.fn, operands, expr, f"operator {_name(expr.fn)}")
+
+
+def _identity_test(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    """``x is None`` / ``x is not None``: decided by the operands' types (a
+    value of another type is never None)."""
+    nones = [isinstance(t.typemap[v.name], (types.NoneType, types.Omitted))
+             for v in (expr.lhs, expr.rhs)]
+    if not any(nones):
+        raise UnsupportedError(f"{_where(expr.loc)}: 'is' between values in a parfor body")
+    same = all(nones)
+    return t.b.constant(same if expr.fn is operator.is_ else not same, BOOL)
 
 
 @_expr_rule("unary")

@@ -100,6 +100,11 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     compiler = _compiler()
     compiler.run(module, pipelines.LOOPS)
     ndim = rewrites.parallel_loop_dims(module)
+    if ndim == 0:
+        # the loop had no effect (Numba pruned its body) and canonicalization
+        # removed it: a plan with nothing to launch
+        lowered.plan = read_launch_plan(module)
+        return module
     if not 1 <= ndim <= 3:
         raise XpucError(f"expected a parallel loop of 1 to 3 dimensions, the deepest has {ndim}")
     rewrites.normalize_loops(module)
@@ -140,8 +145,12 @@ def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
 
 def _serialize(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     _compiler().run(module, pipelines.TO_BINARY)
-    (binary,) = rewrites.ops_named(module.operation, "gpu.binary")
-    lowered.spirv = gpu.ObjectAttr(binary.attributes["objects"][0]).object
+    binaries = rewrites.ops_named(module.operation, "gpu.binary")
+    if len(binaries) > 1:
+        raise XpucError(f"expected one gpu.binary, found {len(binaries)}")
+    # no binary: a parfor with nothing to launch
+    lowered.spirv = gpu.ObjectAttr(binaries[0].attributes["objects"][0]).object if binaries \
+        else b""
     return module
 
 
