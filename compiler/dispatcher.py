@@ -55,6 +55,12 @@ class JitFunction:
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
 
+    @property
+    def _numba_type_(self):
+        """As an argument of other Numba code, or called from it: the CPU
+        build (compiled code calls compiled code; nothing offloads from it)."""
+        return self._cpu._numba_type_
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         placement = place(self.py_func, args, kwargs)
         if placement is None:

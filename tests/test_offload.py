@@ -452,3 +452,21 @@ def test_numpy_scalar_constants_made_outside():
     out = np.zeros(10)
     offload(numpy_scalar_constants, a, out)
     np.testing.assert_allclose(out, a * 0.5 + 4)
+
+
+@xpuc.jit
+def add_one(x):
+    return x + 1
+
+
+def test_a_jit_function_passed_into_numba_code_runs_its_cpu_build():
+    @numba.njit
+    def apply(fn, x):
+        return fn(x)
+
+    @numba.njit
+    def calls(x):
+        return add_one(x) * 2
+
+    assert apply(add_one, 2) == 3
+    assert calls(2) == 6
