@@ -470,3 +470,18 @@ def test_a_jit_function_passed_into_numba_code_runs_its_cpu_build():
 
     assert apply(add_one, 2) == 3
     assert calls(2) == 6
+
+
+@xpuc.jit
+def weighted(a, out, weights):
+    low, high = weights
+    for i in numba.prange(a.shape[0]):
+        out[i] = a[i] * weights[0] + high - low * (weights[1] > 2)
+
+
+def test_tuple_of_scalars_from_outside_the_loop():
+    a = np.arange(8.0)
+    out, expected = np.zeros(8), np.zeros(8)
+    offload(weighted, a, out, (1.5, 3))
+    weighted(a, expected, (1.5, 3))
+    np.testing.assert_array_equal(out, expected)

@@ -120,14 +120,18 @@ class _HostEmitter:
                     stride = cgutils.unpack_tuple(b, ary.strides, ndim)[param.axis]
                     values.append(b.sdiv(stride, ary.itemsize))
             else:
-                values.append(self.scalar_bits(param.var, param.mlir_type))
+                item = param.axis if param.kind == "tuple_item" else None
+                values.append(self.scalar_bits(param.var, param.mlir_type, item))
         return values
 
-    def scalar_bits(self, var: str, mlir_type: str) -> llvm.Value:
-        """A scalar variable as the 64 bits of its kernel-argument slot."""
+    def scalar_bits(self, var: str, mlir_type: str, item: int | None = None) -> llvm.Value:
+        """A scalar variable (or item ``item`` of a tuple) as the 64 bits of its
+        kernel-argument slot."""
         b = self.builder
         nbtype = self.typemap[var]
         value = self.lowerer.loadvar(var)
+        if item is not None:
+            nbtype, value = nbtype[item], b.extract_value(value, item)
         if mlir_type == "index":
             return self.context.cast(b, value, nbtype, types.int64)
         if mlir_type in ("f32", "f64"):

@@ -11,6 +11,7 @@ Anything outside both tables raises ``UnsupportedError`` with the source line.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import operator
 import re
 from collections.abc import Callable
@@ -45,7 +46,9 @@ class KernelParam:
     of REDUCTION_WORK_ITEMS partial results of reduction variable ``var``),
     ``dim`` (``var.shape[axis]``),
     ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of
-    loop nest ``axis``, held in ``var``), ``scalar``.
+    loop nest ``axis``, held in ``var``), ``scalar``, ``tuple_item`` (item
+    ``axis`` of a tuple of scalars), ``pointer`` (array ``var`` again, as a
+    SPIR-V pointer for atomics).
     """
 
     kind: str
@@ -552,11 +555,21 @@ def bind_param(t: _Translation, name: str, loc: ir.Loc) -> None:
         t.arrays[name] = ArrayUse(name)
     elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
         t.env[name] = _Callee(getattr(nbtype, "typing_key", None))
+    elif isinstance(nbtype, types.BaseTuple):  # of scalars: one argument per item
+        t.env[name] = _Tuple(tuple(
+            _scalar_param(t, KernelParam("tuple_item", name, "", k), item, loc)
+            for k, item in enumerate(nbtype)))
     else:
-        ty = scalar_type(nbtype, f"variable '{name}'", loc)
-        ssa = t.add_param(KernelParam("scalar", name, ty.storage))
-        stored = Value(ssa, ScalarType("u", 8) if ty.kind == "b" else ty)
-        t.env[name] = arith.cast(t.b, stored, ty) if ty.kind == "b" else stored
+        t.env[name] = _scalar_param(t, KernelParam("scalar", name, ""), nbtype, loc)
+
+
+def _scalar_param(t: _Translation, param: KernelParam, nbtype: types.Type,
+                  loc: ir.Loc) -> Value:
+    """A scalar kernel argument (bools travel as bytes)."""
+    ty = scalar_type(nbtype, f"variable '{param.var}'", loc)
+    ssa = t.add_param(dataclasses.replace(param, mlir_type=ty.storage))
+    stored = Value(ssa, ScalarType("u", 8) if ty.kind == "b" else ty)
+    return arith.cast(t.b, stored, ty) if ty.kind == "b" else stored
 
 
 _Bound = int | str  # a constant, or the SSA name of an index argument
