@@ -1,8 +1,17 @@
-"""What the end-to-end tests share: the device they offload to, and a call
+"""What the end-to-end tests share: the device they offload to, a call
 under its device context that fails if nothing ran there (so that a CPU path
-cannot pass a test)."""
+cannot pass a test), and SPIR-V assembled from tests/data."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
 
 import xpuc
+
+DATA = Path(__file__).parent / "data"
 
 DEVICE = "opencl:cpu"
 
@@ -14,3 +23,16 @@ def offload(fn, *args):
         result = fn(*args)
     assert xpuc.stats()["kernel_launches"] > 0, "nothing ran on the device"
     return result
+
+
+def assemble(name: str, directory: Path) -> bytes:
+    """tests/data/<name>.spvasm as a validated SPIR-V binary."""
+    if not (shutil.which("spirv-as") and shutil.which("spirv-val")):
+        if os.environ.get("XPUC_REQUIRE_SPIRV_VAL"):  # set by CI, as in conftest.py
+            pytest.fail("spirv-as and spirv-val are required (Debian package spirv-tools)")
+        pytest.skip("needs spirv-as and spirv-val (Debian package spirv-tools)")
+    out = directory / f"{name}.spv"
+    asm = DATA / f"{name}.spvasm"
+    subprocess.run(["spirv-as", "--target-env", "spv1.0", asm, "-o", out], check=True)
+    subprocess.run(["spirv-val", "--target-env", "opencl2.1", out], check=True)
+    return out.read_bytes()
