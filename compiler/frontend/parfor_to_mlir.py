@@ -19,6 +19,8 @@ from types import ModuleType
 
 import numpy as np
 from numba.core import ir, types
+from numba.core.typing import npydecl
+from numba.np.numpy_support import ufunc_find_matching_loop
 from numba.parfors.parfor import Parfor
 
 from ..dialects import (
@@ -305,13 +307,39 @@ def _apply_rule(t: _Translation, key: object, operands: list[Value], expr: ir.Ex
         # a *args callee (min, max): its operands meet in the result type
         arg_types = [result] * len(operands)
     else:
-        arg_types = [scalar_type(a, what, expr.loc) for a in sig.args]
+        arg_types = [scalar_type(a, what, expr.loc) for a in _computed_in(key, sig.args)]
     cast_operands = [arith.cast(t.b, v, ty) for v, ty in zip(operands, arg_types)]
     try:
         value = rule(t.b, cast_operands, result)
     except UnsupportedError as exc:
         raise UnsupportedError(f"{_where(expr.loc)}: {exc} in a parfor body") from None
     return arith.cast(t.b, value, result)
+
+
+# The ufunc an operator of an array expression computes with (Numba's CPU
+# lowers ``a // b`` on arrays by np.floor_divide). Not pow and the shifts,
+# whose scalar signatures keep an integer exponent or shift count.
+_UFUNC_OF_OPERATOR = {
+    op: getattr(np, name)
+    for op, name in {**npydecl.NumpyRulesArrayOperator._op_map,
+                     **npydecl.NumpyRulesInplaceArrayOperator._op_map}.items()
+    if name not in ("power", "left_shift", "right_shift")
+}
+
+
+def _computed_in(key: object, arg_types: tuple[types.Type, ...]) -> tuple[types.Type, ...]:
+    """The types a callee computes in: a ufunc's are those of the loop NumPy
+    picks (np.minimum of float32 and float64 runs in float64, uint8 // int64 in
+    int64), which Numba's call signature leaves as the arguments' own. Scalar
+    operators get arguments of one type from Numba; an array expression's
+    keep theirs, and compute as their ufunc does."""
+    if not isinstance(key, np.ufunc) and len(set(arg_types)) > 1:
+        key = _UFUNC_OF_OPERATOR.get(key, key)
+    if isinstance(key, np.ufunc):
+        loop = ufunc_find_matching_loop(key, arg_types)
+        if loop is not None:
+            return tuple(loop.inputs)
+    return arg_types
 
 
 @_expr_rule("binop", "inplace_binop")

@@ -1,0 +1,50 @@
+"""Regressions found by the differential fuzzer, one test each."""
+
+import numba
+import numpy as np
+import pytest
+from device_support import offload
+
+import xpuc
+
+# ---- what the fuzzer found ---------------------------------------------------
+
+rng = np.random.default_rng(6)
+HALVES = rng.uniform(-4, 4, 50).astype(np.float32), rng.uniform(-4, 4, 50)
+SMALL_INTS = rng.integers(-20, 20, 50).astype(np.int8), rng.integers(0, 250, 50).astype(np.uint8)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: np.minimum(a, b) + a,
+    lambda a, b: np.maximum(b, a),
+    lambda a, b: np.hypot(a, b),
+    lambda a, b: np.arctan2(a, b),
+    lambda a, b: np.copysign(a, b),
+], ids=["minimum", "maximum", "hypot", "arctan2", "copysign"])
+def test_ufunc_of_float32_and_float64_computes_in_float64(fn):
+    """A ufunc of mixed argument types computes in the types of the loop
+    NumPy picks; the kernel used to get Numba's call signature, which keeps
+    the arguments' own types, and emitted ill-typed MLIR (a parse error in
+    the linalg stage)."""
+    a, b = HALVES
+    result = offload(xpuc.jit(fn), a, b)
+    expected = numba.njit(fn)(a, b)
+    assert result.dtype == expected.dtype
+    np.testing.assert_allclose(result, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: b // (a | 1),
+    lambda a, b: b % (a | 1),
+    lambda a, b: (b // (a | 1)) - b,
+    lambda a, b: b > a,
+    lambda a, b: np.minimum(a, b),
+], ids=["floordiv", "mod", "floordiv-sub", "greater", "minimum"])
+def test_array_operators_on_signed_and_unsigned_compute_as_their_ufunc(fn):
+    """uint8 // int64 in an array expression is np.floor_divide's int64
+    loop: the kernel divided 200 // -3 as unsigned (0, not -67)."""
+    a, b = SMALL_INTS
+    result = offload(xpuc.jit(fn), a, b)
+    expected = numba.njit(fn)(a, b)  # Numba types ``a | 1`` as int64, NumPy as int8
+    assert result.dtype == expected.dtype
+    np.testing.assert_array_equal(result, expected)
