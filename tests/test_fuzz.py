@@ -48,3 +48,14 @@ def test_array_operators_on_signed_and_unsigned_compute_as_their_ufunc(fn):
     expected = numba.njit(fn)(a, b)  # Numba types ``a | 1`` as int64, NumPy as int8
     assert result.dtype == expected.dtype
     np.testing.assert_array_equal(result, expected)
+
+
+def test_array_operators_on_mixed_types_compute_in_the_result_type_as_numba_does():
+    """Numba's CPU converts an array expression operator's operands to the
+    result type: ``-(-b) + a`` (uint8 b, int8 a) adds in int16, where Numba
+    typed ``-(-b)`` as uint64. Computing in np.add's loop went through
+    float64 and stored garbage (0)."""
+    a, b = SMALL_INTS
+    fn = xpuc.jit(lambda a, b: -(-b) + a)  # noqa: B002 (a double negation, fused)
+    np.testing.assert_array_equal(offload(fn, a, b), numba.njit(fn.py_func)(a, b))
+
