@@ -59,3 +59,11 @@ def test_array_operators_on_mixed_types_compute_in_the_result_type_as_numba_does
     fn = xpuc.jit(lambda a, b: -(-b) + a)  # noqa: B002 (a double negation, fused)
     np.testing.assert_array_equal(offload(fn, a, b), numba.njit(fn.py_func)(a, b))
 
+
+@pytest.mark.parametrize("reduce", [np.max, np.min, np.sum], ids=["max", "min", "sum"])
+def test_int16_reduction(reduce):
+    """int8 + uint8 is int16: a max/min reduction passes its int16 initial
+    value to the kernel, which had no runtime argument kind."""
+    a, b = SMALL_INTS
+    fn = xpuc.jit(lambda a, b: reduce(b + a))
+    assert offload(fn, a, b) == reduce(b.astype(np.int16) + a)
