@@ -272,6 +272,22 @@ def test_arrays_in_a_tuple_argument(where):
         add_pair((a, usm(b)))
 
 
+@pytest.mark.xfail(strict=True, reason="Numba's parfor pass drops a prange that writes an array "
+                   "unpacked from a tuple argument (numba.njit(parallel=True) leaves it unwritten "
+                   "too); xpuc offloads Numba's parfors, so nothing runs")
+def test_prange_writing_an_array_unpacked_from_a_tuple():
+    @xpuc.jit
+    def double_pair(pair):
+        a, out = pair
+        for i in numba.prange(a.shape[0]):
+            out[i] = a[i] * 2
+
+    out = np.zeros(3)
+    with xpuc.device_context(DEVICE):
+        double_pair((np.ones(3), out))
+    np.testing.assert_array_equal(out, 2 * np.ones(3))
+
+
 def test_scalar_arguments_only():
     """No array, no parfor: host code, in a context or not."""
     with xpuc.device_context(DEVICE):
