@@ -1,4 +1,16 @@
-"""Regressions found by the differential fuzzer, one test each."""
+"""The differential fuzzer (tests/fuzz_programs.py) in a bounded run, and a
+regression test for each bug it found.
+
+The bounded run compares a fixed (derandomized) set of programs per kind,
+about 90 s in all, in a subprocess so that a crash fails this test with the
+program that caused it. More on demand:
+``python tests/fuzz_programs.py --examples 2000 --seed $RANDOM``.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -6,6 +18,20 @@ import pytest
 from device_support import offload
 
 import xpuc
+
+CI_EXAMPLES = int(os.environ.get("XPUC_FUZZ_EXAMPLES", "50"))
+
+
+def test_bounded_fuzz_run():
+    fuzzer = Path(__file__).with_name("fuzz_programs.py")
+    result = subprocess.run([sys.executable, fuzzer, "--examples", str(CI_EXAMPLES)],
+                            capture_output=True, text=True, timeout=900)
+    if result.returncode != 0:
+        # the last program printed is the one that failed (or crashed), shrunk
+        last = result.stdout[result.stdout.rfind("--- "):]
+        pytest.fail(f"exit {result.returncode}; last program:\n{last}\n{result.stderr[-5000:]}")
+    assert "fuzz: all programs agree" in result.stdout
+
 
 # ---- what the fuzzer found ---------------------------------------------------
 
