@@ -150,7 +150,8 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     # become one without a copy
     converted = [_as_usm_ndarray(v) for v in values]
     dpnp_out = any(type(v).__module__.split(".")[0] == "dpnp" for _, v in usm)
-    usm_type = coerce_usm_types(v.usm_type for _, v in usm)
+    usm_type = coerce_usm_types(v.usm_type for value in converted
+                                for _, v in _items("", value) if is_usm_array(v))
     return Placement(queue, f"USM arguments on {_describe(queue)}",
                      tuple(converted[:len(args)]), dict(zip(kwargs, converted[len(args):])),
                      usm_type=usm_type, dpnp_out=dpnp_out)
