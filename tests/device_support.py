@@ -5,6 +5,8 @@ cannot pass a test), and SPIR-V assembled from tests/data."""
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,3 +38,24 @@ def assemble(name: str, directory: Path) -> bytes:
     subprocess.run(["spirv-as", "--target-env", "spv1.0", asm, "-o", out], check=True)
     subprocess.run(["spirv-val", "--target-env", "opencl2.1", out], check=True)
     return out.read_bytes()
+
+
+def run_in_threads(worker: Callable[[int], None], count: int) -> None:
+    """``worker(k)`` for each ``k < count``, each in its own thread, released
+    together; an exception in any of them fails the caller."""
+    start = threading.Barrier(count)
+    failures = []
+
+    def run(k: int) -> None:
+        try:
+            start.wait()
+            worker(k)
+        except Exception as exc:  # reported by the calling thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures

@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import dpctl
@@ -23,7 +22,7 @@ import dpctl.tensor as dpt
 import numba
 import numpy as np
 import pytest
-from device_support import DEVICE, assemble, offload
+from device_support import DEVICE, assemble, offload, run_in_threads
 from numba.core.errors import TypingError
 
 import xpuc
@@ -584,12 +583,10 @@ def test_threads_on_their_own_queues_compile_once_and_free_everything():
               dpctl.SyclQueue(DEVICE) for k in range(4)]
     data = [np.random.default_rng(k).random(3000) for k in range(4)]
     on_device = [dpt.asarray(values, sycl_queue=queue) for values, queue in zip(data, queues)]
-    failures, usm_results = [], {}
-    start = threading.Barrier(4)
+    usm_results = {}
 
     def worker(k):
         try:
-            start.wait()
             for round_ in range(5):
                 with xpuc.device_context(queues[k]):
                     centred, spread = stats_of(data[k], round_ % 3 - 1 if k % 2 else 1)
@@ -598,16 +595,9 @@ def test_threads_on_their_own_queues_compile_once_and_free_everything():
                 usm_results[k] = stats_of(on_device[k], 1)
         except ValueError:
             pass  # the calls made to fail
-        except Exception as exc:  # reported by the main thread
-            failures.append(exc)
 
     xpuc.reset_stats()
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures, failures
+    run_in_threads(worker, 4)
     assert sorted(usm_results) == [0, 2]  # odd threads fail on their first call
     for k, (centred, spread) in usm_results.items():
         assert centred.sycl_queue == queues[k]
