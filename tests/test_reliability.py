@@ -295,26 +295,57 @@ def test_scalar_arguments_only():
 
 
 def test_allocation_larger_than_the_device():
-    """The function allocates more than the machine has: MemoryError, as
-    Numba raises, with NumPy arguments in a context and with USM arguments;
-    nothing is left allocated. (Copying in an argument larger than the
-    device: test_errors.py, a DeviceError.)"""
+    """The function allocates one element more than the device's largest
+    allocation. ``np.empty(n)`` is host memory (no USM array shapes it),
+    which Numba gets (untouched, so not committed); its device buffer is
+    refused, a DeviceError naming the size, with NumPy arguments and with
+    USM ones alike; one the host refuses (a petabyte) is Numba's
+    MemoryError, as on the CPU. (Copying in a too large argument:
+    test_errors.py.)
+    Nothing is left allocated, and a small call works after. In a
+    subprocess: were an allocation granted, the kernel would write more
+    than the machine may hold."""
+    run_isolated("""
+        import dpctl, dpctl.tensor as dpt, numba, numpy as np
+        import xpuc
 
-    @xpuc.jit
-    def counting(a, n):
-        out = np.empty(n)
-        for i in numba.prange(n):
-            out[i] = a[0] + i
-        return out
+        @xpuc.jit
+        def counting(a, n):
+            out = np.empty(n)
+            for i in numba.prange(n):
+                out[i] = a[0] + i
+            return out
 
-    huge = 2**50 // 8
-    xpuc.reset_stats()
-    with pytest.raises(MemoryError):
-        offload(counting, np.ones(3), huge)
-    with pytest.raises(MemoryError):
-        counting(usm(np.ones(3)), huge)
-    assert_no_leak()
-    np.testing.assert_array_equal(dpt.asnumpy(counting(usm(np.ones(3)), 4)), np.arange(4) + 1.0)
+        queue = dpctl.SyclQueue("opencl:cpu")
+        too_many = queue.sycl_device.max_mem_alloc_size // 8 + 1
+        xpuc.reset_stats()
+        try:
+            with xpuc.device_context(queue):
+                counting(np.ones(3), too_many)
+        except xpuc.DeviceError as error:
+            assert "USM allocation of" in str(error), error
+        else:
+            raise AssertionError("no error with NumPy arguments")
+        try:
+            counting(dpt.ones(3, sycl_queue=queue), too_many)
+        except xpuc.DeviceError as error:
+            assert "USM allocation of" in str(error), error
+        else:
+            raise AssertionError("no error with USM arguments")
+        for args in ((np.ones(3), 2**50 // 8), (dpt.ones(3, sycl_queue=queue), 2**50 // 8)):
+            try:
+                with xpuc.device_context(queue):
+                    counting(*args)
+            except MemoryError:
+                pass
+            else:
+                raise AssertionError("a petabyte was allocated")
+        stats = xpuc.stats()
+        assert stats["usm_allocs"] == stats["usm_frees"], stats
+        assert stats["kernel_launches"] == 0, stats
+        small = counting(dpt.ones(3, sycl_queue=queue), 4)
+        assert (dpt.asnumpy(small) == np.arange(4) + 1.0).all()
+    """)
 
 
 def test_more_work_items_than_dpctl_submits():
