@@ -7,6 +7,7 @@ program that caused it. More on demand:
 ``python tests/fuzz_programs.py --examples 2000 --seed $RANDOM``.
 """
 
+import math
 import os
 import subprocess
 import sys
@@ -93,3 +94,22 @@ def test_int16_reduction(reduce):
     a, b = SMALL_INTS
     fn = xpuc.jit(lambda a, b: reduce(b + a))
     assert offload(fn, a, b) == reduce(b.astype(np.int16) + a)
+
+
+def test_rounding_an_integer_is_the_identity():
+    """NumPy 2 has integer loops for floor, ceil and trunc (np.floor of an
+    int64 is that int64): the kernel emitted math.floor on an integer, which
+    the linalg stage refused."""
+
+    @xpuc.jit
+    def rounded(a, out):
+        for i in numba.prange(a.shape[0]):
+            out[i] = np.floor(a[i]) + np.ceil(3) + np.trunc(a[i] // 2) + math.floor(a[i])
+
+    a = np.arange(-5, 5)
+    out, expected = np.zeros(10), np.zeros(10)
+    offload(rounded, a, out)
+    rounded.py_func(a, expected)
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(offload(xpuc.jit(lambda a: np.floor(a) - np.ceil(a)), a),
+                                  np.zeros(10, dtype=np.int64))
