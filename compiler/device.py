@@ -20,16 +20,17 @@ def _stack() -> list[dpctl.SyclQueue]:
     return _local.queues
 
 
-def as_queue(device: str | dpctl.SyclDevice | dpctl.SyclQueue) -> dpctl.SyclQueue:
-    """A queue for a dpctl filter string, device or queue."""
+def as_queue(device: str | dpctl.SyclDevice | dpctl.SyclQueue | None) -> dpctl.SyclQueue:
+    """A queue for a dpctl filter string, device or queue (None: the default device)."""
     if isinstance(device, dpctl.SyclQueue):
         return device
     try:
-        return dpctl.SyclQueue(device)
+        return dpctl.SyclQueue() if device is None else dpctl.SyclQueue(device)
     except (dpctl.SyclQueueCreationError, ValueError, TypeError) as exc:
         available = ", ".join(d.filter_string for d in dpctl.get_devices()) or "none"
+        what = "the default device" if device is None else f"device {device!r}"
         raise DeviceError(
-            f"no SYCL queue for device {device!r} ({exc}); available devices: {available}"
+            f"no SYCL queue for {what} ({exc}); available devices: {available}"
         ) from None
 
 

@@ -90,21 +90,38 @@ def _argument_names(py_func: Callable, count: int, kwargs: dict) -> list[str]:
     return names[:count] + list(kwargs)
 
 
+def _items(name: str, value: object) -> list[tuple[str, object]]:
+    """``value`` with its name, or the items of a tuple (nested ones too):
+    arrays passed in a tuple place a call as arguments do."""
+    if isinstance(value, tuple):
+        return [item for i, v in enumerate(value) for item in _items(f"{name}[{i}]", v)]
+    return [(name, value)]
+
+
+def _as_usm_ndarray(value: object) -> object:
+    """dpnp arrays and other USM objects as ``usm_ndarray`` (no copy), in tuples too."""
+    if isinstance(value, tuple):
+        return tuple(_as_usm_ndarray(v) for v in value)
+    return dpt.asarray(value) if is_usm_array(value) and not isinstance(
+        value, dpt.usm_ndarray) else value
+
+
 def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     """Where ``py_func(*args, **kwargs)`` runs, or None for the CPU."""
     values = list(args) + list(kwargs.values())
-    names = _argument_names(py_func, len(args), kwargs)
-    usm = [(n, v) for n, v in zip(names, values) if is_usm_array(v)]
+    items = [item for name, value in zip(_argument_names(py_func, len(args), kwargs), values)
+             for item in _items(name, value)]
+    usm = [(n, v) for n, v in items if is_usm_array(v)]
     context = get_current_queue()
     if not usm:
         if context is None:
             return None
-        resident = [runtime.byte_extent(v) for v in values if isinstance(v, np.ndarray)]
+        resident = [runtime.byte_extent(v) for _, v in items if isinstance(v, np.ndarray)]
         return Placement(context, "inside a device context", tuple(args), dict(kwargs),
                          resident)
 
     where = py_func.__qualname__
-    numpy = [n for n, v in zip(names, values) if isinstance(v, np.ndarray)]
+    numpy = [n for n, v in items if isinstance(v, np.ndarray)]
     if numpy:
         raise ExecutionPlacementError(
             f"{where}: cannot mix NumPy arrays ({', '.join(numpy)}) with USM arrays "
@@ -122,10 +139,10 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
             f"is {_describe(context)}")
     # compiled code takes usm_ndarray; dpnp arrays and other USM objects
     # become one without a copy
-    converted = [dpt.asarray(v) if is_usm_array(v) and not isinstance(v, dpt.usm_ndarray)
-                 else v for v in values]
+    converted = [_as_usm_ndarray(v) for v in values]
     dpnp_out = any(type(v).__module__.split(".")[0] == "dpnp" for _, v in usm)
-    usm_type = coerce_usm_types(v.usm_type for v in converted if is_usm_array(v))
+    usm_type = coerce_usm_types(v.usm_type for value in converted
+                                for _, v in _items("", value) if is_usm_array(v))
     return Placement(queue, f"USM arguments on {_describe(queue)}",
                      tuple(converted[:len(args)]), dict(zip(kwargs, converted[len(args):])),
                      usm_type=usm_type, dpnp_out=dpnp_out)
@@ -144,7 +161,7 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
     elif is_usm_array(obj):
         queue = obj.sycl_queue
     else:
-        queue = get_current_queue() or dpctl.SyclQueue()
+        queue = get_current_queue() or as_queue(None)
     if is_usm_array(obj):
         array = obj if isinstance(obj, dpt.usm_ndarray) else dpt.asarray(obj)
         if (array.usm_type == usm_type and array.sycl_context == queue.sycl_context

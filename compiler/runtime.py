@@ -23,6 +23,7 @@ __all__ = [
     "ARG_F32",
     "ARG_F64",
     "ARG_I8",
+    "ARG_I16",
     "ARG_I32",
     "ARG_I64",
     "ARG_PTR",
@@ -56,7 +57,7 @@ __all__ = [
 
 # Mirrors of the enums in runtime/xpuc_runtime.h.
 USM_DEVICE, USM_SHARED, USM_HOST = range(3)
-ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64 = range(6)
+ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64, ARG_I16 = range(7)
 MAX_KERNEL_ARGS = 256
 
 _LIBRARY_NAME = "libxpuc_runtime.so"

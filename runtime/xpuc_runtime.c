@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Scalar kernel arguments are passed to dpctl as the address of their 64-bit
- * slot, so an i8/i32/f32 must sit in the slot's low-address bytes. */
+ * slot, so an i8/i16/i32/f32 must sit in the slot's low-address bytes. */
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "xpuc_runtime assumes a little-endian host"
 #endif
@@ -809,6 +809,7 @@ static const DPCTLKernelArgType dpctl_arg_types[] = {
     [XPUC_ARG_PTR] = DPCTL_VOID_PTR,  [XPUC_ARG_I8] = DPCTL_INT8_T,
     [XPUC_ARG_I32] = DPCTL_INT32_T,   [XPUC_ARG_I64] = DPCTL_INT64_T,
     [XPUC_ARG_F32] = DPCTL_FLOAT32_T, [XPUC_ARG_F64] = DPCTL_FLOAT64_T,
+    [XPUC_ARG_I16] = DPCTL_INT16_T,
 };
 
 /* "(x, y, z)" of the first ndim sizes, for messages. */
@@ -872,11 +873,22 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
     if (has_local && !all_local)
         return launch_failed(XPUC_ERR_INVALID, q, name,
                              "local size must be all zero or all positive", global, local, ndim);
+    /* dpctl's submit functions are built with -fsycl-id-queries-fit-in-int:
+     * SYCL refuses a range of more work-items than an int holds, and dpctl
+     * drops the reason. */
+    int64_t items = 1;
+    for (int32_t i = 0; i < ndim && !empty; i++) {
+        items = global[i] > INT32_MAX / items ? (int64_t)INT32_MAX + 1 : items * global[i];
+        if (items > INT32_MAX)
+            return launch_failed(XPUC_ERR_INVALID, q, name,
+                                 "more than 2^31-1 work-items, the most dpctl can submit",
+                                 global, local, ndim);
+    }
 
     void *args[XPUC_MAX_KERNEL_ARGS];
     DPCTLKernelArgType types[XPUC_MAX_KERNEL_ARGS];
     for (int32_t i = 0; i < nargs; i++) {
-        if (arg_kinds[i] < XPUC_ARG_PTR || arg_kinds[i] > XPUC_ARG_F64)
+        if (arg_kinds[i] < XPUC_ARG_PTR || arg_kinds[i] > XPUC_ARG_I16)
             return fail(XPUC_ERR_INVALID,
                         "xpuc: launch of kernel '%s' failed on device '%s': argument %d has "
                         "unknown kind %d",

@@ -30,6 +30,7 @@ typedef enum {
     XPUC_ARG_I64 = 3,
     XPUC_ARG_F32 = 4,
     XPUC_ARG_F64 = 5,
+    XPUC_ARG_I16 = 6,
 } xpuc_arg_kind;
 
 /* Most kernel arguments one launch takes (the runtime marshals them on the

@@ -1,8 +1,19 @@
-"""What the end-to-end tests share: the device they offload to, and a call
+"""What the end-to-end tests share: the device they offload to, a call
 under its device context that fails if nothing ran there (so that a CPU path
-cannot pass a test)."""
+cannot pass a test), and SPIR-V assembled from tests/data."""
+
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 import xpuc
+
+DATA = Path(__file__).parent / "data"
 
 DEVICE = "opencl:cpu"
 
@@ -14,3 +25,37 @@ def offload(fn, *args):
         result = fn(*args)
     assert xpuc.stats()["kernel_launches"] > 0, "nothing ran on the device"
     return result
+
+
+def assemble(name: str, directory: Path) -> bytes:
+    """tests/data/<name>.spvasm as a validated SPIR-V binary."""
+    if not (shutil.which("spirv-as") and shutil.which("spirv-val")):
+        if os.environ.get("XPUC_REQUIRE_SPIRV_VAL"):  # set by CI, as in conftest.py
+            pytest.fail("spirv-as and spirv-val are required (Debian package spirv-tools)")
+        pytest.skip("needs spirv-as and spirv-val (Debian package spirv-tools)")
+    out = directory / f"{name}.spv"
+    asm = DATA / f"{name}.spvasm"
+    subprocess.run(["spirv-as", "--target-env", "spv1.0", asm, "-o", out], check=True)
+    subprocess.run(["spirv-val", "--target-env", "opencl2.1", out], check=True)
+    return out.read_bytes()
+
+
+def run_in_threads(worker: Callable[[int], None], count: int) -> None:
+    """``worker(k)`` for each ``k < count``, each in its own thread, released
+    together; an exception in any of them fails the caller."""
+    start = threading.Barrier(count)
+    failures = []
+
+    def run(k: int) -> None:
+        try:
+            start.wait()
+            worker(k)
+        except Exception as exc:  # reported by the calling thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures

@@ -5,6 +5,7 @@ import threading
 import dpctl
 import dpctl.tensor as dpt
 import numpy as np
+from device_support import run_in_threads
 
 import xpuc
 
@@ -55,27 +56,17 @@ def test_concurrent_calls_from_threads():
     inputs = [np.random.default_rng(k).random((2, 5000)) for k in range(6)]
     on_device = [[dpt.asarray(v, sycl_queue=queues[k % 2]) for v in inputs[k]]
                  for k in range(6)]
-    usm_results, failures = {}, []
-    start = threading.Barrier(6)
+    usm_results = {}
 
     def worker(k):
-        try:
-            x, y = inputs[k]
-            start.wait()
-            for _ in range(10):
-                with xpuc.device_context(queues[k % 2]):
-                    np.testing.assert_allclose(axpy(float(k), x, y), k * x + y)
-                usm_results[k] = axpy(float(k), *on_device[k])
-        except Exception as exc:  # reported by the main thread
-            failures.append(exc)
+        x, y = inputs[k]
+        for _ in range(10):
+            with xpuc.device_context(queues[k % 2]):
+                np.testing.assert_allclose(axpy(float(k), x, y), k * x + y)
+            usm_results[k] = axpy(float(k), *on_device[k])
 
     xpuc.reset_stats()
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures, failures
+    run_in_threads(worker, 6)
     for k, result in usm_results.items():
         x, y = inputs[k]
         assert result.sycl_queue == queues[k % 2]

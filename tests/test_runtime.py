@@ -5,41 +5,23 @@ tests need no part of the compiler.
 """
 
 import itertools
-import os
-import shutil
-import subprocess
 import threading
 from pathlib import Path
 
 import dpctl
 import numpy as np
 import pytest
+from device_support import assemble
 
 from xpuc import runtime as rt
 from xpuc.errors import DeviceError
 
-DATA = Path(__file__).parent / "data"
 _hashes = itertools.count(1)
 
 
 def fresh_hash() -> int:
     """A SPIR-V hash no other launch used, so the module is built anew."""
     return 0x5EED_0000_0000_0000 + next(_hashes)
-
-
-def assemble(name: str, directory: Path) -> bytes:
-    """tests/data/<name>.spvasm as a validated SPIR-V binary."""
-    if not (shutil.which("spirv-as") and shutil.which("spirv-val")):
-        if os.environ.get("XPUC_REQUIRE_SPIRV_VAL"):  # set by CI, as in conftest.py
-            pytest.fail(
-                "spirv-as and spirv-val are required (Debian package spirv-tools)"
-            )
-        pytest.skip("needs spirv-as and spirv-val (Debian package spirv-tools)")
-    out = directory / f"{name}.spv"
-    asm = DATA / f"{name}.spvasm"
-    subprocess.run(["spirv-as", "--target-env", "spv1.0", asm, "-o", out], check=True)
-    subprocess.run(["spirv-val", "--target-env", "opencl2.1", out], check=True)
-    return out.read_bytes()
 
 
 @pytest.fixture(scope="module")

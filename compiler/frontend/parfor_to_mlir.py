@@ -20,6 +20,8 @@ from types import ModuleType
 
 import numpy as np
 from numba.core import ir, types
+from numba.core.typing import Signature, npydecl
+from numba.np.numpy_support import ufunc_find_matching_loop
 from numba.parfors.parfor import Parfor
 
 from ..dialects import (
@@ -310,13 +312,42 @@ def _apply_rule(t: _Translation, key: object, operands: list[Value], expr: ir.Ex
         # a *args callee (min, max): its operands meet in the result type
         arg_types = [result] * len(operands)
     else:
-        arg_types = [scalar_type(a, what, expr.loc) for a in sig.args]
+        arg_types = [scalar_type(a, what, expr.loc) for a in _computed_in(key, sig)]
     cast_operands = [arith.cast(t.b, v, ty) for v, ty in zip(operands, arg_types)]
     try:
         value = rule(t.b, cast_operands, result)
     except UnsupportedError as exc:
         raise UnsupportedError(f"{_where(expr.loc)}: {exc} in a parfor body") from None
     return arith.cast(t.b, value, result)
+
+
+# The ufunc of an operator (np.greater for ``>``), to compare mixed types as
+# NumPy does
+_UFUNC_OF_OPERATOR = {
+    op: getattr(np, name)
+    for op, name in {**npydecl.NumpyRulesArrayOperator._op_map,
+                     **npydecl.NumpyRulesInplaceArrayOperator._op_map}.items()
+}
+
+
+def _computed_in(key: object, sig: Signature) -> tuple[types.Type, ...]:
+    """The types a callee computes in. A ufunc's are those of the loop NumPy
+    picks (np.minimum of float32 and float64 runs in float64), which Numba's
+    call signature leaves as the arguments' own. An operator gets arguments
+    of one type from Numba's scalar typing, but an array expression's keep
+    theirs (uint8 // int64): Numba's CPU then converts them to the result
+    type, or compares them as the operator's ufunc does."""
+    arg_types = sig.args
+    if not isinstance(key, np.ufunc) and len(set(arg_types)) > 1 \
+            and key in _UFUNC_OF_OPERATOR:
+        if not isinstance(sig.return_type, types.Boolean):
+            return (sig.return_type,) * len(arg_types)
+        key = _UFUNC_OF_OPERATOR[key]
+    if isinstance(key, np.ufunc):
+        loop = ufunc_find_matching_loop(key, arg_types)
+        if loop is not None:
+            return tuple(loop.inputs)
+    return arg_types
 
 
 @_expr_rule("binop", "inplace_binop")

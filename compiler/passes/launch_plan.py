@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Kernel argument kinds, matching xpuc_arg_kind in runtime/xpuc_runtime.h.
-ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64 = range(6)
+ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64, ARG_I16 = range(7)
 
 
 @dataclass(frozen=True)

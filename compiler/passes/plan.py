@@ -9,6 +9,7 @@ from .launch_plan import (
     ARG_F32,
     ARG_F64,
     ARG_I8,
+    ARG_I16,
     ARG_I32,
     ARG_I64,
     ARG_PTR,
@@ -46,7 +47,7 @@ def _arg_kind(value_type: ir.Type) -> int:
         return ARG_F32
     if isinstance(value_type, ir.F64Type):
         return ARG_F64
-    kinds = {1: ARG_I8, 8: ARG_I8, 32: ARG_I32, 64: ARG_I64}
+    kinds = {1: ARG_I8, 8: ARG_I8, 16: ARG_I16, 32: ARG_I32, 64: ARG_I64}
     if isinstance(value_type, ir.IntegerType) and value_type.width in kinds:
         return kinds[value_type.width]
     raise XpucError(f"kernel argument of type {value_type} has no launch-plan kind")

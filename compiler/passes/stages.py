@@ -69,11 +69,22 @@ class _ThreadCompiler:
         self._pass_managers: dict[str, passmanager.PassManager] = {}
 
     def run(self, module: ir.Module, passes: tuple[str, ...], **fields: object) -> None:
-        """Run a pipeline of ``pipelines.py`` on ``module``, its fields filled in."""
+        """Run a pipeline of ``pipelines.py`` on ``module``, its fields filled in.
+
+        Why user code cannot reach an LLVM fatal error (which would end the
+        process) here: it never supplies IR, only Numba IR that the frontend
+        prints as text, and parsing that text raises on what is malformed.
+        Passes assume valid input, and a pass manager verifies what each pass
+        leaves but not what it is given, so the input, which a Python
+        rewrite may have just changed, is verified first. A failed
+        verification or pass raises ir.MLIRError with MLIR's diagnostics
+        (naming the op), which ``lower`` turns into an XpucError naming the
+        stage."""
         pipeline = "builtin.module({})".format(",".join(passes).format(**fields))
         if pipeline not in self._pass_managers:
             self._pass_managers[pipeline] = passmanager.PassManager.parse(
                 pipeline, self.context)
+        module.operation.verify()
         self._pass_managers[pipeline].run(module.operation)
 
 
@@ -198,8 +209,7 @@ def lower(module_text: str, target: Target, until: str = "spv",
         for stage in stages[: names.index(until) + 1]:
             with _named_errors(stage.name):
                 module = stage.run(module, target, lowered)
-                # Python rewrites can leave invalid IR, on which the next
-                # passes could hit an LLVM fatal error and end the process
+                # a stage may end with a Python rewrite
                 module.operation.verify()
             lowered.texts[stage.name] = str(module)
     return lowered
