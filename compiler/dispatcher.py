@@ -33,7 +33,6 @@ def target_for(device: dpctl.SyclDevice) -> Target:
         fp64=device.has_aspect_fp64,
         fp16=device.has_aspect_fp16,
         atomic64=device.has_aspect_atomic64,
-        max_work_group_size=device.max_work_group_size,
     )
 
 

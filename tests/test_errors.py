@@ -110,7 +110,7 @@ def test_pipeline_class_is_refused():
 def test_float64_on_a_device_without_fp64(monkeypatch):
     """Rule 11: refused while compiling, naming the line, before any build."""
     monkeypatch.setattr(xpuc.dispatcher, "target_for",
-                        lambda device: Target(fp64=False, max_work_group_size=1024))
+                        lambda device: Target(fp64=False))
 
     @xpuc.jit
     def scale(a):

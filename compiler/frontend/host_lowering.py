@@ -163,16 +163,16 @@ class _HostEmitter:
                               [I32(kind) for _, kind in launch.args] or [I32(0)]),
             )
             global_range = cgutils.alloca_once(b, I64, size=3)
-            local_range = cgutils.alloca_once(b, I64, size=3)
             for axis in range(3):
                 grid, block = values[launch.grid[axis]], values[launch.block[axis]]
                 b.store(b.mul(grid, block), b.gep(global_range, [I32(axis)]))
-                b.store(block, b.gep(local_range, [I32(axis)]))
             name = self.context.insert_const_string(module, launch.kernel_name)
+            # no local range: parfor kernels fix no work-group size, the
+            # device runtime picks one (passes/rewrites.index_by_global_ids)
             self.call(
                 "xpuc_launch", spirv_ptr, I64(len(spirv)), I64(spirv_hash), name, slots,
-                b.bitcast(kinds, I32.as_pointer()), I32(nargs), global_range, local_range,
-                I32(ndim),
+                b.bitcast(kinds, I32.as_pointer()), I32(nargs), global_range,
+                llvm.Constant(I64.as_pointer(), None), I32(ndim),
             )
 
     def partials_buffer(self, var: str) -> llvm.Value:

@@ -30,15 +30,15 @@ LOOPS = (
     "loop-invariant-code-motion",
 )
 
-# gpu stage: tile each loop by the work-group size (outer loop -> blocks, inner
-# -> threads, dimension i -> x, y, z), then turn the tiled loops into gpu.launch.
-# Without tiling, gpu-map-parallel-loops would map a 1-D loop to blocks of one
-# thread. no-min-max-bounds: the partial last tile is an scf.if on the index.
+# gpu stage: each loop dimension becomes a dimension of the launch (dimension
+# i -> x, y, z), run as a range of work-items with no work-group size of its
+# own: rewrites.index_by_global_ids makes the kernels read their global ids, so
+# the device runtime picks the work-group shape (see that rewrite for why).
 MAP_TO_GPU = (
-    "func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={tile_sizes}"
-    + " no-min-max-bounds=1}})",
     "func.func(gpu-map-parallel-loops)",
     "convert-parallel-loops-to-gpu",
+    # folds the launch's `count ceildiv 1` before it is expanded
+    "canonicalize",
     "lower-affine",
     "canonicalize",
     "cse",

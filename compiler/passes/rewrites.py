@@ -4,7 +4,7 @@ MLIR has no pass that does what the SPIR-V kernels and the launch plan need."""
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import arith, gpu, scf
 from mlir.dialects import math as mmath
 
 from ..errors import UnsupportedError, XpucError
@@ -223,25 +223,42 @@ def inline_kernel_bodies(module: ir.Module) -> None:
         body.erase()
 
 
+def index_by_global_ids(module: ir.Module) -> None:
+    """Make each outlined parfor kernel read its global ids, and fix no
+    work-group size: its launch is then a plain range of work-items whose
+    work-group shape the device runtime picks.
+
+    Mapped without tiling, a loop is a grid of one-item blocks, so a kernel's
+    block ids are its global ids. Tiling by a fixed size instead needs a bounds
+    check in the kernel for the partial last tile, and that check cost a third
+    of the bandwidth of a streaming kernel on Intel's OpenCL CPU device (which
+    vectorizes across work-items: the check makes every load and store
+    masked); and the device runtime knows the device's preferred sizes.
+    """
+    for kernel in ops_named(module.operation, "gpu.func"):
+        del kernel.attributes["known_block_size"]
+        for block_id in ops_named(kernel, "gpu.block_id"):
+            with ir.InsertionPoint(block_id), block_id.location:
+                global_id = gpu.global_id(block_id.attributes["dimension"])
+            block_id.results[0].replace_all_uses_with(global_id)
+            block_id.erase()
+
+
 def attach_spirv_abi(module: ir.Module) -> None:
     """Give the kernels what convert-gpu-to-spirv and convert-math-to-spirv need.
 
-    Each kernel's ``spirv.entry_point_abi`` fixes its LocalSize to the block
-    size its launch uses (recorded by outlining as ``known_block_size``); the
-    gpu.module's ``spirv.target_env`` is the target spirv-attach-target set,
-    without which math ops become GLSL instructions, invalid in OpenCL.
+    A parfor kernel's ``spirv.entry_point_abi`` sets no LocalSize (see
+    index_by_global_ids); the gpu.module's ``spirv.target_env`` is the target
+    spirv-attach-target set, without which math ops become GLSL instructions,
+    invalid in OpenCL.
     """
     for gpu_module in _gpu_modules(module):
         gpu_module.attributes["spirv.target_env"] = ir.ArrayAttr(
             gpu_module.attributes["targets"])[0]
         for kernel in ops_named(gpu_module, "gpu.func"):
-            if "spirv.entry_point_abi" in kernel.attributes:  # an explicit kernel's own
-                continue
-            if "known_block_size" not in kernel.attributes:
-                raise XpucError(f"kernel '{symbol_name(kernel)}' has no constant block size")
-            x, y, z = ir.DenseI32ArrayAttr(kernel.attributes["known_block_size"])
-            kernel.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
-                f"#spirv.entry_point_abi<workgroup_size = [{x}, {y}, {z}]>")
+            if "spirv.entry_point_abi" not in kernel.attributes:  # an explicit kernel has its own
+                kernel.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
+                    "#spirv.entry_point_abi<>")
 
 
 def _exp2(x: ir.Value) -> ir.Value:

@@ -119,13 +119,10 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     if not 1 <= ndim <= 3:
         raise XpucError(f"expected a parallel loop of 1 to 3 dimensions, the deepest has {ndim}")
     rewrites.normalize_loops(module)
-    # the tiling pass takes one list of sizes for all loops: a loop with fewer
-    # dimensions than the deepest one uses its leading sizes (correct, if less
-    # well tuned). The frontend makes one loop per module.
-    compiler.run(module, pipelines.MAP_TO_GPU,
-                 tile_sizes=",".join(map(str, target.work_group_size(ndim))))
+    compiler.run(module, pipelines.MAP_TO_GPU)
     rewrites.sink_into_launches(module)
     compiler.run(module, pipelines.OUTLINE)
+    rewrites.index_by_global_ids(module)
     rewrites.merge_gpu_modules(module)
     compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
                  caps=",".join(target.spirv_caps))
