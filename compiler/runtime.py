@@ -100,7 +100,7 @@ _ENTRIES: dict[str, tuple[type | None, list[type]]] = {
     "xpuc_queue_wrap": (c_int, [c_void_p, POINTER(c_void_p)]),
     "xpuc_queue_release": (c_int, [c_void_p]),
     "xpuc_usm_alloc": (c_int, [c_void_p, c_int64, c_int32, POINTER(c_void_p)]),
-    "xpuc_usm_free": (c_int, [c_void_p, c_void_p]),
+    "xpuc_usm_free": (c_int, [c_void_p, c_void_p, c_int64, c_int32]),
     "xpuc_copy_to_device": (c_int, [c_void_p, c_void_p, c_void_p, c_int64]),
     "xpuc_copy_to_host": (c_int, [c_void_p, c_void_p, c_void_p, c_int64]),
     "xpuc_call_begin": (c_int, [c_void_p]),
@@ -231,8 +231,9 @@ def usm_alloc(queue: Queue, nbytes: int, kind: int = USM_DEVICE) -> int:
     return pointer.value
 
 
-def usm_free(queue: Queue, pointer: int) -> None:
-    check(_lib.xpuc_usm_free(queue.handle, pointer))
+def usm_free(queue: Queue, pointer: int, nbytes: int, kind: int = USM_DEVICE) -> None:
+    """Free what ``usm_alloc(queue, nbytes, kind)`` gave."""
+    check(_lib.xpuc_usm_free(queue.handle, pointer, nbytes, kind))
 
 
 def copy_to_device(queue: Queue, device: int, host: int, nbytes: int) -> None:

@@ -180,17 +180,136 @@ static void gil_restore(void *state)
 
 /* ---- USM memory and copies ---------------------------------------------- */
 
+/* Freed USM blocks are kept for an allocation of the same size, kind,
+ * context and device to reuse. A time loop that makes a temporary array each
+ * step (a Jacobi stencil's `0.25 * (...)`) would otherwise pay a SYCL
+ * allocation, and on a CPU device the page faults of fresh memory, every step;
+ * Numba's CPU build does not, as malloc reuses freed memory. Kernels run
+ * synchronously, so a freed block is idle. At most USM_CACHE_BYTES are kept
+ * (the oldest blocks go first), and all go back to SYCL when an allocation
+ * fails. The stats count allocations and frees the program asks for. */
+typedef struct cached_block {
+    struct cached_block *next;
+    void *ptr;
+    size_t size;
+    int32_t kind;
+    DPCTLSyclContextRef context;
+    DPCTLSyclDeviceRef device;
+} cached_block;
+
+#define USM_CACHE_BYTES ((size_t)1 << 30)
+
+static cached_block *usm_cache; /* newest first */
+static size_t usm_cache_bytes;
+static pthread_mutex_t usm_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void release_block(cached_block *block)
+{
+    DPCTLfree_with_context(block->ptr, block->context);
+    DPCTLContext_Delete(block->context);
+    DPCTLDevice_Delete(block->device);
+    free(block);
+}
+
+/* Unlinks the blocks after `keep` bytes (all of them for 0); the caller
+ * releases them outside the lock. */
+static cached_block *trim_cache_locked(size_t keep)
+{
+    cached_block **link = &usm_cache;
+    size_t kept = 0;
+    while (*link && kept + (*link)->size <= keep) {
+        kept += (*link)->size;
+        link = &(*link)->next;
+    }
+    cached_block *dropped = *link;
+    *link = NULL;
+    usm_cache_bytes = kept;
+    return dropped;
+}
+
+static void release_blocks(cached_block *block)
+{
+    while (block) {
+        cached_block *next = block->next;
+        release_block(block);
+        block = next;
+    }
+}
+
+static void *reuse_block(xpuc_queue *q, size_t size, int32_t kind)
+{
+    void *ptr = NULL;
+    pthread_mutex_lock(&usm_cache_lock);
+    for (cached_block **link = &usm_cache; *link; link = &(*link)->next) {
+        cached_block *block = *link;
+        if (block->size == size && block->kind == kind &&
+            DPCTLContext_AreEq(block->context, q->context) &&
+            DPCTLDevice_AreEq(block->device, q->device)) {
+            *link = block->next;
+            usm_cache_bytes -= size;
+            ptr = block->ptr;
+            DPCTLContext_Delete(block->context);
+            DPCTLDevice_Delete(block->device);
+            free(block);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&usm_cache_lock);
+    return ptr;
+}
+
+/* Keeps the block for reuse, or frees it when there is no room for it. */
+static void cache_block(void *ptr, size_t size, int32_t kind, DPCTLSyclContextRef context,
+                        DPCTLSyclDeviceRef device)
+{
+    cached_block *block = size <= USM_CACHE_BYTES ? malloc(sizeof *block) : NULL;
+    if (!block) {
+        DPCTLfree_with_context(ptr, context);
+        return;
+    }
+    *block = (cached_block){.ptr = ptr, .size = size, .kind = kind,
+                            .context = DPCTLContext_Copy(context),
+                            .device = DPCTLDevice_Copy(device)};
+    pthread_mutex_lock(&usm_cache_lock);
+    block->next = usm_cache;
+    usm_cache = block;
+    usm_cache_bytes += size;
+    cached_block *dropped = trim_cache_locked(USM_CACHE_BYTES);
+    pthread_mutex_unlock(&usm_cache_lock);
+    release_blocks(dropped);
+}
+
+static void *sycl_alloc(xpuc_queue *q, size_t size, int32_t kind)
+{
+    switch (kind) {
+    case XPUC_USM_DEVICE: return DPCTLmalloc_device(size, q->ref);
+    case XPUC_USM_SHARED: return DPCTLmalloc_shared(size, q->ref);
+    default: return DPCTLmalloc_host(size, q->ref);
+    }
+}
+
 /* SYCL's malloc returns NULL for 0 bytes, which we could not tell from a
- * failure: allocate at least one byte so zero-size arrays get a real pointer. */
+ * failure: allocate at least one byte so zero-size arrays get a real pointer.
+ * Sizes are rounded up to 64 bytes, for blocks to fit more requests. */
+static size_t block_size(int64_t nbytes)
+{
+    return nbytes > 0 ? ((size_t)nbytes + 63) & ~(size_t)63 : 64;
+}
+
 static int usm_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out)
 {
-    size_t size = nbytes > 0 ? (size_t)nbytes : 1;
-    switch (kind) {
-    case XPUC_USM_DEVICE: *out = DPCTLmalloc_device(size, q->ref); break;
-    case XPUC_USM_SHARED: *out = DPCTLmalloc_shared(size, q->ref); break;
-    case XPUC_USM_HOST: *out = DPCTLmalloc_host(size, q->ref); break;
-    default:
+    if (kind != XPUC_USM_DEVICE && kind != XPUC_USM_SHARED && kind != XPUC_USM_HOST)
         return fail(XPUC_ERR_INVALID, "xpuc: unknown USM kind %d", (int)kind);
+    size_t size = block_size(nbytes);
+    *out = reuse_block(q, size, kind);
+    if (!*out)
+        *out = sycl_alloc(q, size, kind);
+    if (!*out) { /* the cache may hold the memory it needs */
+        pthread_mutex_lock(&usm_cache_lock);
+        cached_block *dropped = trim_cache_locked(0);
+        pthread_mutex_unlock(&usm_cache_lock);
+        release_blocks(dropped);
+        *out = sycl_alloc(q, size, kind);
     }
     if (!*out)
         return fail(XPUC_ERR_ALLOC, "xpuc: USM allocation of %lld bytes failed on device '%s'",
@@ -199,9 +318,9 @@ static int usm_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out)
     return XPUC_OK;
 }
 
-static void usm_free(xpuc_queue *q, void *ptr)
+static void usm_free(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind)
 {
-    DPCTLfree_with_queue(ptr, q->ref);
+    cache_block(ptr, block_size(nbytes), kind, q->context, q->device);
     COUNT(usm_frees, 1);
 }
 
@@ -228,12 +347,12 @@ int xpuc_usm_alloc(xpuc_queue *queue, int64_t nbytes, int32_t usm_kind, void **o
     return usm_alloc(queue, nbytes, usm_kind, out);
 }
 
-int xpuc_usm_free(xpuc_queue *queue, void *ptr)
+int xpuc_usm_free(xpuc_queue *queue, void *ptr, int64_t nbytes, int32_t usm_kind)
 {
     if (!queue)
         return fail(XPUC_ERR_INVALID, "xpuc: xpuc_usm_free needs a queue");
     if (ptr)
-        usm_free(queue, ptr);
+        usm_free(queue, ptr, nbytes, usm_kind);
     return XPUC_OK;
 }
 
@@ -316,7 +435,7 @@ int xpuc_call_end(void)
             status = status != XPUC_OK ? status : copied;
         }
         if (b->device)
-            usm_free(call.queue, b->device);
+            usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
     }
     free(call.buffers);
     call.buffers = NULL;
@@ -417,11 +536,11 @@ static int grow_buffer(buffer *b, int64_t nbytes, bool copy_in)
         status = memcpy_wait(call.queue, device, b->device, b->capacity, "device->device");
     if (status != XPUC_OK) {
         if (device)
-            usm_free(call.queue, device);
+            usm_free(call.queue, device, nbytes, XPUC_USM_DEVICE);
         return status;
     }
     if (b->device)
-        usm_free(call.queue, b->device);
+        usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
     b->device = device;
     b->capacity = nbytes;
     return XPUC_OK;
@@ -513,12 +632,15 @@ int xpuc_set_nrt_api(const void *api)
     return XPUC_OK;
 }
 
-/* Numba's destructor gets only the pointer, so the context each allocation
- * must be freed with is kept here. Arrays live beyond calls and threads. */
+/* Numba's destructor gets only the pointer, so what each allocation must be
+ * freed with is kept here. Arrays live beyond calls and threads. */
 typedef struct owned_usm {
     struct owned_usm *next;
     void *ptr;
+    int64_t nbytes;
+    int32_t kind;
     DPCTLSyclContextRef context;
+    DPCTLSyclDeviceRef device;
 } owned_usm;
 
 static owned_usm *owned;
@@ -536,8 +658,9 @@ static void free_owned_usm(void *ptr)
     pthread_mutex_unlock(&owned_lock);
     if (!found)
         return; /* not ours: nothing to free (cannot happen through NRT) */
-    DPCTLfree_with_context(ptr, found->context);
+    cache_block(ptr, block_size(found->nbytes), found->kind, found->context, found->device);
     DPCTLContext_Delete(found->context);
+    DPCTLDevice_Delete(found->device);
     free(found);
     COUNT(usm_frees, 1);
 }
@@ -557,7 +680,10 @@ int xpuc_usm_array_alloc(int64_t nbytes, int32_t usm_kind, void **meminfo)
         free(record);
         return status;
     }
+    record->nbytes = nbytes;
+    record->kind = usm_kind;
     record->context = DPCTLContext_Copy(call.queue->context);
+    record->device = DPCTLDevice_Copy(call.queue->device);
     pthread_mutex_lock(&owned_lock);
     record->next = owned;
     owned = record;

@@ -54,9 +54,10 @@ typedef struct {
 int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out);
 int xpuc_queue_release(xpuc_queue *queue);
 
-/* USM memory on a queue. */
+/* USM memory on a queue. A free names the size and kind the block was
+ * allocated with: freed blocks are kept for reuse by the same request. */
 int xpuc_usm_alloc(xpuc_queue *queue, int64_t nbytes, int32_t usm_kind, void **out);
-int xpuc_usm_free(xpuc_queue *queue, void *ptr);
+int xpuc_usm_free(xpuc_queue *queue, void *ptr, int64_t nbytes, int32_t usm_kind);
 int xpuc_copy_to_device(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes);
 int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes);
 

@@ -112,8 +112,34 @@ def test_usm_alloc_free(queue, sycl_queue, kind, name):
     memory = dpctl.memory.as_usm_memory(_UsmView(pointer, 64, sycl_queue))
     assert memory.get_usm_type() == name
     assert_counts(usm_allocs=1, usm_frees=0)
-    rt.usm_free(queue, pointer)
+    rt.usm_free(queue, pointer, 64, kind)
     assert_counts(usm_allocs=1, usm_frees=1)
+
+
+def test_freed_usm_is_reused_by_the_same_request(queue, sycl_queue):
+    first = rt.usm_alloc(queue, 1000)
+    rt.usm_free(queue, first, 1000)
+    assert rt.usm_alloc(queue, 1000) == first  # the same block, no SYCL allocation
+    # another kind or a larger size needs a block of its own
+    shared = rt.usm_alloc(queue, 1000, rt.USM_SHARED)
+    larger = rt.usm_alloc(queue, 4096)
+    assert len({first, shared, larger}) == 3
+    memory = dpctl.memory.as_usm_memory(_UsmView(shared, 1000, sycl_queue))
+    assert memory.get_usm_type() == "shared"
+    for pointer, nbytes, kind in ((first, 1000, rt.USM_DEVICE), (shared, 1000, rt.USM_SHARED),
+                                  (larger, 4096, rt.USM_DEVICE)):
+        rt.usm_free(queue, pointer, nbytes, kind)
+    assert_counts(usm_allocs=4, usm_frees=4)
+
+
+def test_freed_usm_is_not_reused_on_another_context(queue, sycl_queue):
+    device = sycl_queue.sycl_device
+    other = rt.Queue(dpctl.SyclQueue(dpctl.SyclContext([device]), device))
+    pointer = rt.usm_alloc(queue, 512)
+    rt.usm_free(queue, pointer, 512)
+    elsewhere = rt.usm_alloc(other, 512)
+    assert elsewhere != pointer
+    rt.usm_free(other, elsewhere, 512)
 
 
 class _UsmView:
@@ -133,7 +159,7 @@ class _UsmView:
 def test_usm_alloc_zero_bytes_and_bad_kind(queue):
     pointer = rt.usm_alloc(queue, 0)
     assert pointer
-    rt.usm_free(queue, pointer)
+    rt.usm_free(queue, pointer, 0)
     with pytest.raises(DeviceError, match="unknown USM kind 7"):
         rt.usm_alloc(queue, 8, 7)
     assert_counts(usm_allocs=1, usm_frees=1)
@@ -146,7 +172,7 @@ def test_copies_both_ways(queue):
     rt.copy_to_device(queue, device, ptr(source), source.nbytes)
     rt.copy_to_host(queue, ptr(result), device, source.nbytes)
     rt.copy_to_device(queue, device, ptr(source), 0)  # zero bytes: a no-op
-    rt.usm_free(queue, device)
+    rt.usm_free(queue, device, source.nbytes)
     np.testing.assert_array_equal(result, source)
     assert_counts(h2d_bytes=800, d2h_bytes=800)
 
