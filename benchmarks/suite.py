@@ -1,13 +1,18 @@
 """The benchmark suite: every workload of ``workloads.py`` under NumPy,
-``numba.njit``, ``numba.njit(parallel=True)`` and xpuc (NumPy arguments in a
-device context, and USM arguments), same inputs, one invocation. Checks that
-results agree, times the first call and the median of steady calls, reports
-bandwidth of streaming workloads next to the triad's, and the host overhead of
-one offloaded parfor next to an empty dpctl submit+wait.
+``numba.njit``, ``numba.njit(parallel=True)``, xpuc (NumPy arguments in a
+device context, and USM arguments) and numba-dpex's ``dpjit`` (when its
+environment exists), same inputs, one invocation. Checks that results agree,
+times the first call and the median of steady calls, reports bandwidth of
+streaming workloads next to the triad's, and the host overhead of one
+offloaded parfor next to an empty dpctl submit+wait.
 
     python benchmarks/suite.py [--scale S] [--repeat R] [--only NAME] [--json PATH]
+                               [--dpex-python PATH]
 
 ``--scale 1`` is the size of PEERS.md's figures; CI-sized runs use ``--scale 0.01``.
+numba-dpex needs an older stack than xpuc's, in a virtual environment of its
+own (the README says how to make one); the suite runs ``peer_dpex.py`` with
+that environment's Python, one process per workload.
 """
 
 from __future__ import annotations
@@ -18,8 +23,12 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import dpctl
 import dpctl.tensor as dpt
@@ -53,6 +62,9 @@ def _results(workload: Workload, args: tuple, returned: object,
             for v in values]
 
 
+PARALLEL, USM, DPEX = "numba.njit(parallel=True)", "xpuc, USM", "numba-dpex dpjit"
+
+
 def _implementations(workload: Workload, queue: dpctl.SyclQueue) -> dict[str, Callable]:
     """name -> (args -> (call, args as that implementation takes them))."""
     fn = workload.function
@@ -70,14 +82,57 @@ def _implementations(workload: Workload, queue: dpctl.SyclQueue) -> dict[str, Ca
     if workload.reference is not None:
         found["NumPy"] = (workload.reference, lambda args: args)
     found["numba.njit"] = (serial, lambda args: args)
-    found["numba.njit(parallel=True)"] = (parallel, lambda args: args)
+    found[PARALLEL] = (parallel, lambda args: args)
     found["xpuc, NumPy in context"] = (in_context, lambda args: args)
-    found["xpuc, USM"] = (offloaded, to_usm)
+    found[USM] = (offloaded, to_usm)
     return found
 
 
+
+
+def _dpex_environment(python: str) -> dict[str, str]:
+    """numba-dpex's process environment: its wheels' RPATHs are broken, and
+    its OpenCL CPU runtime must be the one of its own stack (PEERS.md)."""
+    lib = Path(python).absolute().parents[1] / "lib"  # not resolved: bin/python is a link
+    no_vendors = tempfile.mkdtemp(prefix="xpuc-no-icd-vendors-")  # hides a system PoCL
+    return {**os.environ, "LD_LIBRARY_PATH": str(lib),
+            "OCL_ICD_FILENAMES": str(lib / "libintelocl.so"), "OCL_ICD_VENDORS": no_vendors}
+
+
+def run_dpex(workload: Workload, scale: float, repeat: int, device: str,
+             python: str) -> tuple[float, float, list[np.ndarray]]:
+    """First-call and steady milliseconds of ``workload`` under numba-dpex,
+    and what its first call produced."""
+    with tempfile.TemporaryDirectory(prefix="xpuc-dpex-") as out:
+        done = subprocess.run(
+            [python, str(Path(__file__).with_name("peer_dpex.py")), workload.name,
+             "--scale", str(scale), "--repeat", str(repeat), "--device", device, "--out", out],
+            capture_output=True, text=True, env=_dpex_environment(python), check=False)
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip()
+                               else f"exit status {done.returncode}")
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        results = [np.load(os.path.join(out, f"result-{k}.npy"))
+                   for k in range(report["results"])]
+    return report["first_call_ms"], report["steady_ms"], results
+
+
+def _row(workload: Workload, inputs: tuple, first: float, steady: float) -> dict:
+    row = {"first_call_ms": first, "steady_ms": steady}
+    if workload.streamed_bytes is not None:
+        row["GB/s"] = workload.streamed_bytes(inputs) / steady / 1e6
+    return row
+
+
+def _check(workload: Workload, name: str, results: list[np.ndarray],
+           expected: list[np.ndarray]) -> None:
+    for got, want in zip(results, expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=workload.rtol, atol=1e-12,
+                                   err_msg=f"{workload.name}: {name} disagrees")
+
+
 def run_workload(workload: Workload, scale: float, repeat: int,
-                 queue: dpctl.SyclQueue) -> dict:
+                 queue: dpctl.SyclQueue, dpex_python: str | None) -> dict:
     inputs = workload.make_inputs(np.random.default_rng(0), scale)
     rows, expected = {}, None
     for name, (call, prepare) in _implementations(workload, queue).items():
@@ -89,13 +144,19 @@ def run_workload(workload: Workload, scale: float, repeat: int,
         results = _results(workload, args, call(*args), name == "NumPy")
         if expected is None:  # the first implementation, NumPy where it has one
             expected = results
-        for got, want in zip(results, expected, strict=True):
-            np.testing.assert_allclose(got, want, rtol=workload.rtol, atol=1e-12,
-                                       err_msg=f"{workload.name}: {name} disagrees")
-        row = {"first_call_ms": first, "steady_ms": steady}
-        if workload.streamed_bytes is not None:
-            row["GB/s"] = workload.streamed_bytes(inputs) / steady / 1e6
-        rows[name] = row
+        _check(workload, name, results, expected)
+        rows[name] = _row(workload, inputs, first, steady)
+    if dpex_python:
+        print(f"  {DPEX} ...", flush=True)
+        try:
+            first, steady, results = run_dpex(workload, scale, repeat,
+                                              queue.sycl_device.filter_string, dpex_python)
+        except RuntimeError as failure:  # a peer's failure is a finding, not the suite's end
+            print(f"    failed: {failure}", flush=True)
+            rows[DPEX] = {"failed": str(failure)}
+        else:
+            _check(workload, DPEX, results, expected)
+            rows[DPEX] = _row(workload, inputs, first, steady)
     return rows
 
 
@@ -120,6 +181,36 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 200) -> dict[str, flo
     return found
 
 
+def _cell(row: dict | None) -> str:
+    if row is None:
+        return "n/a"
+    if "failed" in row:
+        return "failed"
+    cell = f"{row['steady_ms']:.2f} ({row['first_call_ms']:.0f})"
+    return cell + (f" {row['GB/s']:.1f} GB/s" if "GB/s" in row else "")
+
+
+def markdown_table(results: dict[str, dict]) -> str:
+    """One row per workload, one column per implementation, then xpuc with
+    USM inputs against Numba's threads and against the best peer (Numba's
+    threads or numba-dpex), and their geometric means."""
+    names = list(dict.fromkeys(n for rows in results.values() for n in rows))
+    lines = ["| workload | " + " | ".join(names) + " | USM vs Numba parallel | USM vs best peer |",
+             "|---|" + "---:|" * (len(names) + 2)]
+    speedups: dict[str, list[float]] = {"parallel": [], "best": []}
+    for workload, rows in results.items():
+        peers = [rows[n]["steady_ms"] for n in (PARALLEL, DPEX) if "steady_ms" in rows.get(n, {})]
+        ours = rows[USM]["steady_ms"]
+        speedups["parallel"].append(rows[PARALLEL]["steady_ms"] / ours)
+        speedups["best"].append(min(peers) / ours)
+        lines.append(f"| {workload} | " + " | ".join(_cell(rows.get(n)) for n in names)
+                     + f" | {speedups['parallel'][-1]:.2f}x | {speedups['best'][-1]:.2f}x |")
+    means = {key: statistics.geometric_mean(values) for key, values in speedups.items()}
+    lines.append("| geometric mean |" + " |" * len(names)
+                 + f" {means['parallel']:.2f}x | {means['best']:.2f}x |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
@@ -128,31 +219,25 @@ def main() -> None:
     parser.add_argument("--device", default="opencl:cpu")
     parser.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results",
                                                             "suite.json"))
+    parser.add_argument("--dpex-python", default=os.environ.get("XPUC_DPEX_PYTHON"),
+                        help="the Python of numba-dpex's environment (default: "
+                             "$XPUC_DPEX_PYTHON; without it numba-dpex is left out)")
     args = parser.parse_args()
     queue = dpctl.SyclQueue(args.device)
     selected = [w for w in WORKLOADS if not args.only or args.only.lower() in w.name.lower()]
+    if args.dpex_python is None:
+        print("numba-dpex: no environment given (--dpex-python), left out", file=sys.stderr)
     results = {}
     for workload in selected:
         print(f"{workload.name}:", flush=True)
-        results[workload.name] = run_workload(workload, args.scale, args.repeat, queue)
+        results[workload.name] = run_workload(workload, args.scale, args.repeat, queue,
+                                              args.dpex_python)
     overheads = launch_overheads(queue)
 
-    names = list(dict.fromkeys(n for rows in results.values() for n in rows))
     print(f"\nsteady ms, median of {args.repeat} (first call in parentheses); scale "
           f"{args.scale}; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"{queue.sycl_device.name}, {time.strftime('%Y-%m-%d')}\n")
-    print("| workload | " + " | ".join(names) + " | xpuc USM vs Numba parallel |")
-    print("|---|" + "---:|" * (len(names) + 1))
-    for workload, rows in results.items():
-        cells = []
-        for name in names:
-            row = rows.get(name)
-            cell = "n/a" if row is None else f"{row['steady_ms']:.2f} ({row['first_call_ms']:.0f})"
-            if row and "GB/s" in row:
-                cell += f" {row['GB/s']:.1f} GB/s"
-            cells.append(cell)
-        ratio = rows["numba.njit(parallel=True)"]["steady_ms"] / rows["xpuc, USM"]["steady_ms"]
-        print(f"| {workload} | " + " | ".join(cells) + f" | {ratio:.2f}x |")
+    print(markdown_table(results))
     print("\nhost overhead per call (µs): " + ", ".join(
         f"{name} {value:.1f}" for name, value in overheads.items()))
     os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
