@@ -1,6 +1,8 @@
-# A sum in a prange: the parallel loop runs over a fixed number of work-items,
-# each an scf.for over a strided share of the iterations that carries the
-# running sum from 0, and each stores its partial result for the host to combine.
+# A sum in a prange: the parallel loop runs over a fixed 64 x 64 work-items,
+# chunks by lanes (lanes innermost, so on x). Work-item (chunk, lane) runs an
+# scf.for over the rows of 64 iterations of its chunk, reading row * 64 + lane
+# and carrying the running sum from 0; chunk 0 adds the last, partial row in an
+# scf.if; each stores its partial result for the host to combine.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import numba
@@ -17,13 +19,23 @@ def total(a):
 
 # CHECK-LABEL: func.func @total_parfor0(
 # CHECK-SAME: %[[PARTIALS:arg[0-9]+]]: memref<?xf64>)
-# CHECK: %[[W:c4096]] = arith.constant 4096 : index
+# CHECK: %[[ROWS:[0-9]+]] = arith.divui %{{[0-9]+}}, %[[L:c64[_0-9]*]] : index
+# CHECK-NEXT: %[[C:c64[_0-9]*]] = arith.constant 64 : index
+# CHECK-NEXT: %[[PER:[0-9]+]] = arith.ceildivui %[[ROWS]], %[[C]] : index
 # CHECK: %[[ZERO:cst[_0-9]*]] = arith.constant 0.000000e+00 : f64
-# CHECK: scf.parallel (%[[ITEM:arg[0-9]+]]) = (%{{c0[_0-9]*}}) to (%[[W]])
-# CHECK-NEXT: %[[SUMS:[0-9]+]] = scf.for %[[K:arg[0-9]+]] = %[[ITEM]] to %{{[0-9]+}} step %[[W]]
+# CHECK: scf.parallel (%[[LANE:arg[0-9]+]], %[[CHUNK:arg[0-9]+]]) =
+# CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.muli %[[CHUNK]], %[[PER]] : index
+# CHECK: %[[SUMS:[0-9]+]] = scf.for %[[ROW:arg[0-9]+]] = %[[FIRST]] to %{{[0-9]+}} step
 # CHECK-SAME: iter_args(%[[SUM:arg[0-9]+]] = %[[ZERO]]) -> (f64)
+# CHECK-NEXT: %[[START:[0-9]+]] = arith.muli %[[ROW]], %[[L]] : index
+# CHECK-NEXT: arith.addi %[[START]], %[[LANE]] : index
 # CHECK: %[[X:[0-9]+]] = memref.load
 # CHECK: %[[NEXT:[0-9]+]] = arith.addf %[[SUM]], %[[X]] : f64
 # CHECK: scf.yield %[[NEXT]] : f64
-# CHECK: memref.store %[[SUMS]], %[[PARTIALS]][%[[ITEM]]] : memref<?xf64>
+# CHECK: %[[ALL:[0-9]+]] = scf.if
+# CHECK: } else {
+# CHECK-NEXT: scf.yield %[[SUMS]] : f64
+# CHECK: %[[BASE:[0-9]+]] = arith.muli %[[CHUNK]], %[[L]] : index
+# CHECK-NEXT: %[[ITEM:[0-9]+]] = arith.addi %[[BASE]], %[[LANE]] : index
+# CHECK-NEXT: memref.store %[[ALL]], %[[PARTIALS]][%[[ITEM]]] : memref<?xf64>
 # CHECK-NOT: scf.while
