@@ -221,7 +221,7 @@ def emit_text(compiled: list[CompiledFunction | CompiledKernel], stage: str) -> 
         for emitted in function.emitted():
             if isinstance(emitted, str):
                 parts.append(emitted)
-            elif stage in emitted.lowered.texts:
+            elif emitted.lowered.has_stage(stage):
                 parts.append(f"{emitted.header}\n{emitted.lowered.text(stage)}")
             else:
                 parts.append(f"{emitted.header} has no {stage} stage\n")

@@ -1,6 +1,6 @@
-# A sum in a prange: the parallel loop runs over a fixed 64 x 64 work-items,
+# A sum in a prange: the parallel loop runs over a fixed 512 x 8 work-items,
 # chunks by lanes (lanes innermost, so on x). Work-item (chunk, lane) runs an
-# scf.for over the rows of 64 iterations of its chunk, reading row * 64 + lane
+# scf.for over the rows of 8 iterations of its chunk, reading row * 8 + lane
 # and carrying the running sum from 0; chunk 0 adds the last, partial row in an
 # scf.if; each stores its partial result for the host to combine.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
@@ -19,8 +19,8 @@ def total(a):
 
 # CHECK-LABEL: func.func @total_parfor0(
 # CHECK-SAME: %[[PARTIALS:arg[0-9]+]]: memref<?xf64>)
-# CHECK: %[[ROWS:[0-9]+]] = arith.divui %{{[0-9]+}}, %[[L:c64[_0-9]*]] : index
-# CHECK-NEXT: %[[C:c64[_0-9]*]] = arith.constant 64 : index
+# CHECK: %[[ROWS:[0-9]+]] = arith.divui %{{[0-9]+}}, %[[L:c8[_0-9]*]] : index
+# CHECK-NEXT: %[[C:c512[_0-9]*]] = arith.constant 512 : index
 # CHECK-NEXT: %[[PER:[0-9]+]] = arith.ceildivui %[[ROWS]], %[[C]] : index
 # CHECK: %[[ZERO:cst[_0-9]*]] = arith.constant 0.000000e+00 : f64
 # CHECK: scf.parallel (%[[LANE:arg[0-9]+]], %[[CHUNK:arg[0-9]+]]) =

@@ -94,6 +94,18 @@ def test_gpu_stage(name, ndim):
     assert grid_and_block(result.plan, host_params(result.plan))[1] == [(1, 1, 1)]
 
 
+def test_texts_not_kept_are_lowered_again_on_demand():
+    kept = lower(source("math_f32"), TARGET)
+    lazy = lower(source("math_f32"), TARGET, keep_texts=False)
+    assert lazy.texts is None and lazy.spirv == kept.spirv
+    assert lazy.text("gpu") == kept.text("gpu")
+    assert lazy.all_texts() == kept.texts
+    partial = lower(source("math_f32"), TARGET, until="gpu", keep_texts=False)
+    assert partial.has_stage("linalg") and not partial.has_stage("spirv")
+    with pytest.raises(XpucError, match="no MLIR kept for stage 'spirv'"):
+        partial.text("spirv")
+
+
 def test_gpu_stage_sinks_constants_and_hoisted_values():
     # math_f64 has a constant and a loop-invariant s*s: both are recomputed in
     # the kernel, so every kernel argument is a function argument

@@ -54,10 +54,10 @@ def compile_to_spirv(name: str, mlir: str, target: Target,
     """Lower a kernel module through ``stages``, counted in ``kernels_compiled``
     and kept in ``XPUC_DUMP_DIR`` if that is set."""
     global _kernels_compiled
-    lowered = lower(mlir, target, stages=stages)
+    dump_dir = os.environ.get(DUMP_DIR_VARIABLE)
+    lowered = lower(mlir, target, stages=stages, keep_texts=bool(dump_dir))
     with _count_lock:
         _kernels_compiled += 1
-    dump_dir = os.environ.get(DUMP_DIR_VARIABLE)
     if dump_dir:
         _dump(name, lowered, dump_dir)
     return lowered
@@ -68,7 +68,7 @@ def _dump(name: str, lowered: Lowered, directory: str) -> None:
     outside xpuc (``spirv-val``, ``spirv-dis``, ``mlir-opt``)."""
     os.makedirs(directory, exist_ok=True)
     digest = hashlib.blake2b(lowered.spirv, digest_size=4).hexdigest()
-    for stage, text in lowered.texts.items():
+    for stage, text in lowered.all_texts().items():
         with open(os.path.join(directory, f"{name}.{digest}.{stage}.mlir"), "w") as out:
             out.write(text)
     if lowered.spirv:  # none for a parfor with nothing to launch

@@ -1,14 +1,15 @@
 """The lowering of one parfor module, as an ordered table of named stages.
 
 Each stage is a function from module to module (in place, as MLIR passes are),
-run in ``STAGES`` order by ``lower``, which keeps the MLIR text after each one:
+run in ``STAGES`` order by ``lower``, which can keep the MLIR text after each one:
 
 - ``linalg``: the frontend's module, one func.func holding an scf.parallel on
   1-D memrefs (or linalg ops, made into one; but their bounds are memref.dim,
   which the launch plan cannot compute from a bare pointer), parsed, verified;
-- ``gpu``: loops tiled and mapped to work-groups, kernels outlined into one
-  gpu.module, the host function reduced to index arithmetic and
-  gpu.launch_func ops, from which the ``LaunchPlan`` is read;
+- ``gpu``: each loop dimension mapped to a dimension of a range of
+  work-items, kernels outlined into one gpu.module, the host function reduced
+  to index arithmetic and gpu.launch_func ops, from which the ``LaunchPlan``
+  is read;
 - ``spirv``: the kernels in the spirv dialect;
 - ``spv``: the gpu.module serialized to a SPIR-V binary.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mlir import ir, passmanager
 from mlir.dialects import gpu
@@ -35,17 +36,41 @@ from .target import Target
 
 @dataclass
 class Lowered:
-    """What lowering produced: the MLIR text after each stage that ran, the
-    launch plan once ``gpu`` ran, the SPIR-V binary once ``spv`` ran."""
+    """What lowering ``source`` through ``stages`` up to ``until`` produced:
+    the launch plan once ``gpu`` ran, the SPIR-V binary once ``spv`` ran, and
+    the MLIR text after each stage that ran.
 
-    texts: dict[str, str] = field(default_factory=dict)
+    Printing every stage costs a few milliseconds a kernel, which a program
+    pays at each first call and rarely reads: ``lower(keep_texts=False)``
+    prints none, and ``text`` lowers the source again, keeping them, the first
+    time one is asked for (lowering is deterministic)."""
+
+    source: str
+    target: Target
+    stages: tuple[Stage, ...]
+    until: str
+    texts: dict[str, str] | None = None  # None: not kept
     plan: LaunchPlan | None = None
     spirv: bytes | None = None
 
+    def _texts(self) -> dict[str, str]:
+        if self.texts is None:
+            self.texts = lower(self.source, self.target, self.until, self.stages).texts
+        return self.texts
+
+    def has_stage(self, stage: str) -> bool:
+        names = [s.name for s in self.stages]
+        return stage in names and names.index(stage) <= names.index(self.until)
+
     def text(self, stage: str) -> str:
-        if stage not in self.texts:
-            raise XpucError(f"no MLIR kept for stage '{stage}' (have: {', '.join(self.texts)})")
-        return self.texts[stage]
+        texts = self._texts()
+        if stage not in texts:
+            raise XpucError(f"no MLIR kept for stage '{stage}' (have: {', '.join(texts)})")
+        return texts[stage]
+
+    def all_texts(self) -> dict[str, str]:
+        """Stage name -> MLIR text, for every stage that ran."""
+        return dict(self._texts())
 
 
 @dataclass(frozen=True)
@@ -193,13 +218,14 @@ def _named_errors(stage: str) -> Iterator[None]:
 
 
 def lower(module_text: str, target: Target, until: str = "spv",
-          stages: tuple[Stage, ...] = STAGES) -> Lowered:
-    """Run ``module_text`` (the first stage's input) through ``stages`` up to ``until``."""
+          stages: tuple[Stage, ...] = STAGES, keep_texts: bool = True) -> Lowered:
+    """Run ``module_text`` (the first stage's input) through ``stages`` up to
+    ``until``, keeping the text after each stage unless told not to."""
     names = [stage.name for stage in stages]
     if until not in names:
         raise XpucError(f"unknown stage '{until}' (stages: {', '.join(names)})")
     compiler = _compiler()
-    lowered = Lowered()
+    lowered = Lowered(module_text, target, stages, until, {} if keep_texts else None)
     with compiler.context:
         with _named_errors(names[0]):
             module = ir.Module.parse(module_text)
@@ -208,5 +234,6 @@ def lower(module_text: str, target: Target, until: str = "spv",
                 module = stage.run(module, target, lowered)
                 # a stage may end with a Python rewrite
                 module.operation.verify()
-            lowered.texts[stage.name] = str(module)
+            if keep_texts:
+                lowered.texts[stage.name] = str(module)
     return lowered
