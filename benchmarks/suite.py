@@ -37,6 +37,7 @@ import numpy as np
 from workloads import WORKLOADS, Workload
 
 import xpuc
+from xpuc.passes import lower
 
 
 def _timed(run: Callable[[], object], repeat: int) -> tuple[float, float, object]:
@@ -131,11 +132,25 @@ def _check(workload: Workload, name: str, results: list[np.ndarray],
                                    err_msg=f"{workload.name}: {name} disagrees")
 
 
+def pipeline_ms(functions: list[xpuc.JitFunction]) -> list[float]:
+    """Milliseconds the MLIR pipeline takes to lower each parfor of
+    ``functions`` from its first stage's input to SPIR-V, as at a first call."""
+    found = []
+    for function in functions:
+        for lowered in function.inspect_lowered():
+            start = time.perf_counter()
+            lower(lowered.source, lowered.target, lowered.until, lowered.stages,
+                  keep_texts=False)
+            found.append((time.perf_counter() - start) * 1e3)
+    return found
+
+
 def run_workload(workload: Workload, scale: float, repeat: int,
                  queue: dpctl.SyclQueue, dpex_python: str | None) -> dict:
     inputs = workload.make_inputs(np.random.default_rng(0), scale)
     rows, expected = {}, None
-    for name, (call, prepare) in _implementations(workload, queue).items():
+    implementations = _implementations(workload, queue)
+    for name, (call, prepare) in implementations.items():
         print(f"  {name} ...", flush=True)
         args = prepare(copy.deepcopy(inputs))
         first, steady, returned = _timed(lambda call=call, args=args: call(*args), repeat)
@@ -157,6 +172,7 @@ def run_workload(workload: Workload, scale: float, repeat: int,
         else:
             _check(workload, DPEX, results, expected)
             rows[DPEX] = _row(workload, inputs, first, steady)
+    rows[USM]["pipeline_ms"] = pipeline_ms([implementations[USM][0]])
     return rows
 
 
@@ -238,6 +254,14 @@ def main() -> None:
           f"{args.scale}; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"{queue.sycl_device.name}, {time.strftime('%Y-%m-%d')}\n")
     print(markdown_table(results))
+    triad = results.get("triad", {}).get(USM, {}).get("GB/s")
+    if triad:
+        print(f"\nxpuc USM bandwidth against its triad's ({triad:.1f} GB/s): " + ", ".join(
+            f"{w} {rows[USM]['GB/s'] / triad:.0%}" for w, rows in results.items()
+            if w != "triad" and "GB/s" in rows[USM]))
+    pipeline = [ms for rows in results.values() for ms in rows[USM]["pipeline_ms"]]
+    print(f"MLIR pipeline per kernel: median {statistics.median(pipeline):.1f} ms, max "
+          f"{max(pipeline):.1f} ms ({len(pipeline)} kernels)")
     print("\nhost overhead per call (µs): " + ", ".join(
         f"{name} {value:.1f}" for name, value in overheads.items()))
     os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)

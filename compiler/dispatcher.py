@@ -23,7 +23,7 @@ from .cache import device_key, offload_cache
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
 from .frontend.usm import call_queue
-from .passes import Target
+from .passes import Lowered, Target
 from .placement import place
 
 
@@ -126,6 +126,11 @@ class JitFunction:
     def inspect_mlir(self, stage: str, signature: tuple | None = None) -> str:
         """The MLIR of this function's parfors at ``stage`` (linalg, gpu, spirv)."""
         return "\n".join(p.lowered.text(stage) for p in self._compiled(signature))
+
+    def inspect_lowered(self, signature: tuple | None = None) -> list[Lowered]:
+        """What lowering produced for each of this function's parfors: the
+        module it started from, the MLIR of each stage, plan and SPIR-V."""
+        return [p.lowered for p in self._compiled(signature)]
 
     def inspect_spirv(self, signature: tuple | None = None) -> dict[str, bytes]:
         """``{kernel_name: SPIR-V binary}`` of this function's parfors."""
