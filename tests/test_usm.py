@@ -164,6 +164,21 @@ def test_returning_an_argument_returns_it():
     assert identity(a) is a
 
 
+@xpuc.jit
+def tail_view(a):
+    return a[1:]
+
+
+def test_returning_a_view_of_an_argument_shares_its_memory():
+    a = usm(np.arange(5.0))
+    view = tail_view(a)
+    assert view is not a and view.shape == (4,)
+    assert view._pointer == a._pointer + a.itemsize
+    np.testing.assert_array_equal(dpt.asnumpy(view), np.arange(1.0, 5.0))
+    del a  # the view keeps the memory alive
+    np.testing.assert_array_equal(dpt.asnumpy(view), np.arange(1.0, 5.0))
+
+
 class SuaiOnly:
     """Any object exposing ``__sycl_usm_array_interface__`` (as dpnp does)."""
 
