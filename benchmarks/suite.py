@@ -3,8 +3,8 @@
 device context, and USM arguments) and numba-dpex's ``dpjit`` (when its
 environment exists), same inputs, one invocation. Checks that results agree,
 times the first call and the median of steady calls, reports bandwidth of
-streaming workloads next to the triad's, and the host overhead of one
-offloaded parfor next to an empty dpctl submit+wait.
+streaming workloads next to the triad's, and the host overhead per
+offloaded call and per launched parfor next to an empty dpctl submit+wait.
 
     python benchmarks/suite.py [--scale S] [--repeat R] [--only NAME] [--json PATH]
                                [--dpex-python PATH]
@@ -176,24 +176,45 @@ def run_workload(workload: Workload, scale: float, repeat: int,
     return rows
 
 
-def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 200) -> dict[str, float]:
-    """Microseconds: an empty dpctl submit+wait, and one offloaded parfor on
-    one element (USM, so no copies)."""
+PARFORS_IN_MANY = 4
+
+
+def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, float]:
+    """Microseconds of host overhead, median of ``repeat`` calls on one-element
+    USM arrays (no copies, next to no work): an empty dpctl submit+wait, an
+    xpuc call with one parfor and one with ``PARFORS_IN_MANY``; their
+    difference splits the cost into a part per launched parfor (the slope)
+    and a part per call."""
     def empty_submit():
         queue.submit_barrier().wait()
 
     @xpuc.jit
-    def one_element(a):
+    def one_parfor(a):
         for i in numba.prange(a.shape[0]):
             a[i] += 1.0
 
+    @xpuc.jit
+    def four_parfors(a):
+        for i in numba.prange(a.shape[0]):
+            a[i] += 1.0
+        for i in numba.prange(a.shape[0]):
+            a[i] *= 2.0
+        for i in numba.prange(a.shape[0]):
+            a[i] -= 3.0
+        for i in numba.prange(a.shape[0]):
+            a[i] *= 0.5
+
     tiny = xpuc.asarray(np.zeros(1), queue=queue)
-    one_element(tiny)
     found = {}
     for name, run in (("empty dpctl submit+wait", empty_submit),
-                      ("xpuc call with one parfor", lambda: one_element(tiny))):
+                      ("xpuc call, 1 parfor", lambda: one_parfor(tiny)),
+                      (f"xpuc call, {PARFORS_IN_MANY} parfors", lambda: four_parfors(tiny))):
+        run()  # compiles
         _, steady, _ = _timed(run, repeat)
         found[name] = steady * 1e3
+    one, many = found["xpuc call, 1 parfor"], found[f"xpuc call, {PARFORS_IN_MANY} parfors"]
+    found["per launched parfor (slope)"] = (many - one) / (PARFORS_IN_MANY - 1)
+    found["per call, besides its parfors"] = one - found["per launched parfor (slope)"]
     return found
 
 
@@ -225,6 +246,13 @@ def markdown_table(results: dict[str, dict]) -> str:
     lines.append("| geometric mean |" + " |" * len(names)
                  + f" {means['parallel']:.2f}x | {means['best']:.2f}x |")
     return "\n".join(lines)
+
+
+def overhead_lines(overheads: dict[str, float]) -> list[str]:
+    """The overheads as Markdown rows, each with its ratio to the empty submit."""
+    empty = overheads["empty dpctl submit+wait"]
+    return ["| host overhead | µs | × empty submit+wait |", "|---|---:|---:|"] + [
+        f"| {name} | {value:.1f} | {value / empty:.1f}× |" for name, value in overheads.items()]
 
 
 def main() -> None:
@@ -262,8 +290,7 @@ def main() -> None:
     pipeline = [ms for rows in results.values() for ms in rows[USM]["pipeline_ms"]]
     print(f"MLIR pipeline per kernel: median {statistics.median(pipeline):.1f} ms, max "
           f"{max(pipeline):.1f} ms ({len(pipeline)} kernels)")
-    print("\nhost overhead per call (µs): " + ", ".join(
-        f"{name} {value:.1f}" for name, value in overheads.items()))
+    print("\n" + "\n".join(overhead_lines(overheads)))
     os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
     with open(args.json, "w") as out:
         json.dump({"scale": args.scale, "device": queue.sycl_device.name, "results": results,

@@ -22,7 +22,7 @@ from . import runtime
 from .cache import device_key, offload_cache
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
-from .frontend.usm import call_queue
+from .frontend.usm import CallQueue
 from .passes import Lowered, Target
 from .placement import place
 
@@ -51,6 +51,10 @@ class JitFunction:
         self._options = options
         self._cpu = numba.njit(*([signatures] if signatures else []), **options)(py_func)
         self._devices: dict[str, tuple[Dispatcher, OffloadTarget]] = {}
+        # (queue, dispatcher, runtime handle) of the last offloaded call: calls
+        # in a loop come with the same queue, and finding the device's build
+        # again costs more than a kernel launch
+        self._last: tuple[dpctl.SyclQueue, Dispatcher, runtime.Queue] | None = None
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
 
@@ -69,19 +73,28 @@ class JitFunction:
                 f"{self.py_func.__qualname__} was given parallel=False but is called to "
                 f"offload ({placement.reason}), which needs parfor analysis"
             )
-        dispatcher, _ = self._for_device(placement.queue.sycl_device)
-        handle = runtime.queue_handle(placement.queue)  # held: used until call_end
+        dispatcher, handle = self._on(placement.queue)  # handle held: used until call_end
         runtime.call_begin(handle)
         try:
             for host, nbytes in placement.resident:
                 runtime.call_register(host, nbytes)
-            with call_queue(placement.queue):
+            with CallQueue(placement.queue):
                 result = dispatcher(*placement.args, **placement.kwargs)
         except KernelFault:
             raise DeviceError(f"{self.py_func.__qualname__}: {runtime.last_error()}") from None
         finally:
             runtime.call_end()
         return placement.finish(result)
+
+    def _on(self, queue: dpctl.SyclQueue) -> tuple[Dispatcher, runtime.Queue]:
+        """The build for ``queue``'s device and the runtime's handle of ``queue``."""
+        last = self._last
+        if last is not None and last[0] is queue:
+            return last[1], last[2]
+        dispatcher, _ = self._for_device(queue.sycl_device)
+        handle = runtime.queue_handle(queue)
+        self._last = (queue, dispatcher, handle)
+        return dispatcher, handle
 
     def _for_device(self, device: dpctl.SyclDevice) -> tuple[Dispatcher, OffloadTarget]:
         key = device.filter_string

@@ -13,7 +13,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import dpctl
 import dpctl.tensor as dpt
@@ -22,7 +22,7 @@ import numpy as np
 from . import runtime
 from .device import as_queue, get_current_queue
 from .errors import ExecutionPlacementError
-from .frontend.usm import USM_TYPES, coerce_usm_types
+from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
 
 
 def equivalent(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> bool:
@@ -52,12 +52,18 @@ class Placement:
     them, and the NumPy memory to keep on the device for the call."""
 
     queue: dpctl.SyclQueue
-    reason: str  # why the call offloads, for messages
     args: tuple
     kwargs: dict
     resident: list[tuple[int, int]] = field(default_factory=list)
     usm_type: str | None = None  # of the outputs, when USM arrays came in
     dpnp_out: bool = False  # dpnp arrays in, so dpnp arrays out
+
+    @property
+    def reason(self) -> str:
+        """Why the call offloads, for messages (worked out only for one)."""
+        if self.usm_type is None:
+            return "inside a device context"
+        return f"USM arguments on {_describe(self.queue)}"
 
     def finish(self, result: Any) -> Any:
         """The call's result as the caller gets it: with USM arrays in, every
@@ -106,21 +112,63 @@ def _as_usm_ndarray(value: object) -> object:
         value, dpt.usm_ndarray) else value
 
 
+def _named(py_func: Callable, args: tuple, kwargs: dict) -> list[tuple[str, object]]:
+    values = list(args) + list(kwargs.values())
+    return [item for name, value in zip(_argument_names(py_func, len(args), kwargs), values)
+            for item in _items(name, value)]
+
+
+def _arrays(values: tuple | list, usm: list, numpy: list) -> None:
+    """Collect the USM and the NumPy arrays among ``values`` and the items of
+    their tuples. Names are only worked out for an error: every call passes
+    here, and the common one has nothing to complain about."""
+    for value in values:
+        if isinstance(value, tuple):
+            _arrays(value, usm, numpy)
+        elif isinstance(value, np.ndarray):
+            numpy.append(value)
+        elif is_usm_array(value):
+            usm.append(value)
+
+
 def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     """Where ``py_func(*args, **kwargs)`` runs, or None for the CPU."""
-    values = list(args) + list(kwargs.values())
-    items = [item for name, value in zip(_argument_names(py_func, len(args), kwargs), values)
-             for item in _items(name, value)]
-    usm = [(n, v) for n, v in items if is_usm_array(v)]
+    usm: list = []
+    numpy: list = []
+    _arrays(args, usm, numpy)
+    if kwargs:
+        _arrays(tuple(kwargs.values()), usm, numpy)
     context = get_current_queue()
     if not usm:
         if context is None:
             return None
-        resident = [runtime.byte_extent(v) for _, v in items if isinstance(v, np.ndarray)]
-        return Placement(context, "inside a device context", tuple(args), dict(kwargs),
-                         resident)
+        return Placement(context, args, kwargs, [runtime.byte_extent(v) for v in numpy])
 
+    queue = usm[0].sycl_queue
+    if (numpy or not all(equivalent(queue, v.sycl_queue) for v in usm[1:])
+            or (context is not None and not equivalent(context, queue))):
+        _refuse(py_func, args, kwargs, context)
+    # compiled code takes usm_ndarray; dpnp arrays and other USM objects
+    # become one without a copy
+    if all(type(v) is dpt.usm_ndarray for v in usm):
+        converted, dpnp_out = args, False
+        converted_kwargs = kwargs
+    else:
+        converted = tuple(_as_usm_ndarray(v) for v in args)
+        converted_kwargs = {k: _as_usm_ndarray(v) for k, v in kwargs.items()}
+        dpnp_out = any(type(v).__module__.split(".")[0] == "dpnp" for v in usm)
+        usm = [_as_usm_ndarray(v) for v in usm]
+    usm_type = coerce_usm_types(usm_type_of(v) for v in usm)
+    return Placement(queue, converted, converted_kwargs, usm_type=usm_type, dpnp_out=dpnp_out)
+
+
+def _refuse(py_func: Callable, args: tuple, kwargs: dict,
+            context: dpctl.SyclQueue | None) -> NoReturn:
+    """Raise the ExecutionPlacementError of a call whose arrays leave its
+    device ambiguous, naming them."""
     where = py_func.__qualname__
+    items = _named(py_func, args, kwargs)
+    usm = [(n, v) for n, v in items if is_usm_array(v)]
     numpy = [n for n, v in items if isinstance(v, np.ndarray)]
     if numpy:
         raise ExecutionPlacementError(
@@ -133,19 +181,9 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
             raise ExecutionPlacementError(
                 f"{where}: USM arrays on different queues: {first_name} on "
                 f"{_describe(queue)}, {name} on {_describe(value.sycl_queue)}")
-    if context is not None and not equivalent(context, queue):
-        raise ExecutionPlacementError(
-            f"{where}: {first_name} is on {_describe(queue)}, but the active device context "
-            f"is {_describe(context)}")
-    # compiled code takes usm_ndarray; dpnp arrays and other USM objects
-    # become one without a copy
-    converted = [_as_usm_ndarray(v) for v in values]
-    dpnp_out = any(type(v).__module__.split(".")[0] == "dpnp" for _, v in usm)
-    usm_type = coerce_usm_types(v.usm_type for value in converted
-                                for _, v in _items("", value) if is_usm_array(v))
-    return Placement(queue, f"USM arguments on {_describe(queue)}",
-                     tuple(converted[:len(args)]), dict(zip(kwargs, converted[len(args):])),
-                     usm_type=usm_type, dpnp_out=dpnp_out)
+    raise ExecutionPlacementError(
+        f"{where}: {first_name} is on {_describe(queue)}, but the active device context "
+        f"is {_describe(context)}")
 
 
 def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = None,

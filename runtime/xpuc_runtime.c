@@ -24,7 +24,13 @@ struct xpuc_queue {
     DPCTLSyclContextRef context;
     DPCTLSyclDeviceRef device;
     char device_name[256];
+    /* The number of the (context, device) pair in this process: kernels
+     * built for one queue of the pair serve all of them, found by integers
+     * instead of comparing SYCL objects at each launch. */
+    int32_t target;
 };
+
+static int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_t *out);
 
 /* ---- errors and statistics --------------------------------------------- */
 
@@ -87,6 +93,11 @@ int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out)
     const char *name = DPCTLDevice_GetName(q->device);
     snprintf(q->device_name, sizeof q->device_name, "%s", name ? name : "?");
     DPCTLCString_Delete(name);
+    int status = target_number(q->context, q->device, &q->target);
+    if (status != XPUC_OK) {
+        xpuc_queue_release(q);
+        return status;
+    }
     *out = q;
     return XPUC_OK;
 }
@@ -700,7 +711,9 @@ int xpuc_usm_array_alloc(int64_t nbytes, int32_t usm_kind, void **meminfo)
 
 /* Process-wide and never freed: kernels live as long as the process, and
  * tearing SYCL objects down from an atexit handler races the SYCL runtime's
- * own shutdown. Lists are fine: a program has a handful of modules. */
+ * own shutdown. Modules are in a hash table on (SPIR-V hash, target): a
+ * long-running process builds hundreds, and each launch looks one up; the
+ * kernels of a module are a list (a module has one or two). */
 typedef struct cached_kernel {
     struct cached_kernel *next;
     DPCTLSyclKernelRef kernel;
@@ -710,16 +723,71 @@ typedef struct cached_kernel {
 
 typedef struct cached_module {
     struct cached_module *next;
-    DPCTLSyclContextRef context;
-    DPCTLSyclDeviceRef device;
+    int32_t target;
     uint64_t hash;
     int64_t length;
     DPCTLSyclKernelBundleRef bundle;
     cached_kernel *kernels;
 } cached_module;
 
-static cached_module *modules;
+#define MODULE_BUCKETS 256
+static cached_module *modules[MODULE_BUCKETS];
+
+/* The (context, device) pairs queues were made for, numbered from 0. */
+typedef struct known_target {
+    struct known_target *next;
+    DPCTLSyclContextRef context;
+    DPCTLSyclDeviceRef device;
+    int32_t number;
+} known_target;
+
+static known_target *targets;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Once per queue wrapped: the SYCL comparisons happen here, not per launch. */
+static int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_t *out)
+{
+    pthread_mutex_lock(&cache_lock);
+    known_target *t = targets;
+    while (t && !(DPCTLContext_AreEq(t->context, context) && DPCTLDevice_AreEq(t->device, device)))
+        t = t->next;
+    if (!t && (t = malloc(sizeof *t))) {
+        t->context = DPCTLContext_Copy(context);
+        t->device = DPCTLDevice_Copy(device);
+        t->number = targets ? targets->number + 1 : 0;
+        t->next = targets;
+        targets = t;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    if (!t)
+        return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory wrapping a queue");
+    *out = t->number;
+    return XPUC_OK;
+}
+
+static cached_module **module_bucket(int32_t target, uint64_t hash)
+{
+    /* Fibonacci hashing: the multiply carries every bit into the top byte */
+    return &modules[((hash ^ (uint64_t)target) * 0x9E3779B97F4A7C15ull) >> 56];
+}
+
+/* The module built from (hash, length) for `target`, or NULL. Called with
+ * cache_lock held. */
+static cached_module *find_module(int32_t target, uint64_t hash, int64_t length)
+{
+    cached_module *m = *module_bucket(target, hash);
+    while (m && !(m->hash == hash && m->length == length && m->target == target))
+        m = m->next;
+    return m;
+}
+
+static cached_kernel *find_kernel(const cached_module *m, const char *kernel_name)
+{
+    cached_kernel *k = m->kernels;
+    while (k && strcmp(k->name, kernel_name) != 0)
+        k = k->next;
+    return k;
+}
 
 static uint32_t spirv_word(const void *spirv, int64_t i)
 {
@@ -878,34 +946,29 @@ static int build_module(xpuc_queue *q, const void *spirv, int64_t length, uint64
                                             "print its reason on stderr)");
         return build_failed(q, hash, length, kernel_name, reason);
     }
-    m->context = DPCTLContext_Copy(q->context);
-    m->device = DPCTLDevice_Copy(q->device);
+    cached_module **bucket = module_bucket(q->target, hash);
+    m->target = q->target;
     m->hash = hash;
     m->length = length;
-    m->next = modules;
-    modules = m;
+    m->next = *bucket;
+    *bucket = m;
     *out = m;
     return XPUC_OK;
 }
 
-/* Called with cache_lock held. */
+/* Finds the kernel, building its module or getting it from the module if
+ * needed. Called with cache_lock held. */
 static int lookup_kernel(xpuc_queue *q, const void *spirv, int64_t length, uint64_t hash,
                          const char *kernel_name, cached_kernel **out)
 {
-    cached_module *m = modules;
-    while (m && !(m->hash == hash && m->length == length &&
-                  DPCTLContext_AreEq(m->context, q->context) &&
-                  DPCTLDevice_AreEq(m->device, q->device)))
-        m = m->next;
+    cached_module *m = find_module(q->target, hash, length);
     bool built = !m;
     if (built) {
         int status = build_module(q, spirv, length, hash, kernel_name, &m);
         if (status != XPUC_OK)
             return status;
     }
-    cached_kernel *k = m->kernels;
-    while (k && strcmp(k->name, kernel_name) != 0)
-        k = k->next;
+    cached_kernel *k = find_kernel(m, kernel_name);
     if (!k) {
         size_t name_size = strlen(kernel_name) + 1;
         k = malloc(sizeof *k + name_size);
@@ -1025,14 +1088,27 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
                                                : (void *)&arg_slots[i];
     }
 
+    /* A kernel built before is found holding the GIL, without waiting for
+     * the lock (another thread may be building); anything else goes the way
+     * that may build, which takes long and takes no Python: without the GIL. */
     cached_kernel *kernel = NULL;
-    void *gil = gil_release(); /* a build takes long, and takes no Python */
-    pthread_mutex_lock(&cache_lock);
-    int status = lookup_kernel(q, spirv, spirv_len, spirv_hash, kernel_name, &kernel);
-    pthread_mutex_unlock(&cache_lock);
-    gil_restore(gil);
-    if (status != XPUC_OK)
-        return status;
+    if (pthread_mutex_trylock(&cache_lock) == 0) {
+        cached_module *m = find_module(q->target, spirv_hash, spirv_len);
+        kernel = m ? find_kernel(m, kernel_name) : NULL;
+        pthread_mutex_unlock(&cache_lock);
+    }
+    void *gil;
+    if (kernel) {
+        COUNT(kernel_cache_hits, 1);
+    } else {
+        gil = gil_release();
+        pthread_mutex_lock(&cache_lock);
+        int status = lookup_kernel(q, spirv, spirv_len, spirv_hash, kernel_name, &kernel);
+        pthread_mutex_unlock(&cache_lock);
+        gil_restore(gil);
+        if (status != XPUC_OK)
+            return status;
+    }
     /* SYCL would reject the submission without saying why. */
     if (kernel->num_args != (size_t)nargs)
         return fail(XPUC_ERR_INVALID,

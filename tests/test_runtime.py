@@ -355,6 +355,28 @@ def test_module_is_built_once_across_threads(queue, spirv):
     assert_counts(kernel_launches=4, kernel_builds=1, kernel_cache_hits=3)
 
 
+def test_kernels_are_cached_per_context_and_device(queue, sycl_queue, spirv):
+    # a queue on another context needs its own build; one on the same context
+    # and device (another queue object, wrapped anew) finds the first build
+    device = sycl_queue.sycl_device
+    spirv_hash = fresh_hash()
+    run_add(queue, spirv, 64, spirv_hash, global_size=64)
+    elsewhere = rt.Queue(dpctl.SyclQueue(dpctl.SyclContext([device]), device))
+    run_add(elsewhere, spirv, 64, spirv_hash, global_size=64)
+    assert_counts(kernel_launches=2, kernel_builds=2, kernel_cache_hits=0)
+    same_place = rt.Queue(dpctl.SyclQueue(sycl_queue.sycl_context, device))
+    run_add(same_place, spirv, 64, spirv_hash, global_size=64)
+    run_add(elsewhere, spirv, 64, spirv_hash, global_size=64)
+    assert_counts(kernel_launches=4, kernel_builds=2, kernel_cache_hits=2)
+
+
+def test_kernel_cache_holds_many_modules(queue, spirv):
+    hashes = [fresh_hash() for _ in range(40)]
+    for spirv_hash in hashes + hashes:
+        run_add(queue, spirv, 8, spirv_hash, global_size=8)
+    assert_counts(kernel_launches=80, kernel_builds=40, kernel_cache_hits=40)
+
+
 @pytest.mark.parametrize("local_size", [None, (4, 3), (2, 1)])
 def test_launch_2d_reverses_ranges_for_sycl(queue, spirv, local_size):
     width, height = 8, 3

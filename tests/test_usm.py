@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import xpuc
+from xpuc.frontend.usm import USMArray
 from xpuc.placement import USM_TYPES
 
 QUEUE = dpctl.SyclQueue("opencl:cpu")
@@ -107,6 +108,21 @@ def test_prange_writes_a_usm_output_argument():
     np.testing.assert_allclose(dpt.asnumpy(out), expected)
 
 
+def test_usm_arrays_reach_kernels_with_no_runtime_lookup():
+    # used in place: host code hands their pointers to the launch, without
+    # asking the runtime per parfor whether they are USM
+    src, out = usm(np.arange(9.0)), usm(np.zeros(9))
+    run(smooth, src, out)
+    dispatcher, _ = smooth._for_device(QUEUE.sycl_device)
+    usm_builds = [llvm for signature, llvm in dispatcher.inspect_llvm().items()
+                  if all(isinstance(t, USMArray) for t in signature)]
+    assert usm_builds
+    for llvm in usm_builds:
+        assert "@xpuc_launch(" in llvm
+        assert "@xpuc_buffer_acquire(" not in llvm and "@xpuc_buffer_release(" not in llvm
+    np.testing.assert_array_equal(dpt.asnumpy(out)[1:-1], np.arange(1.0, 8.0))
+
+
 def test_views_with_offsets_and_strides():
     grid = np.arange(60.0).reshape(6, 10)
     device_grid = usm(grid)
@@ -146,6 +162,21 @@ def test_reduction_result_is_a_scalar():
 def test_returning_an_argument_returns_it():
     a = usm(np.arange(5.0))
     assert identity(a) is a
+
+
+@xpuc.jit
+def tail_view(a):
+    return a[1:]
+
+
+def test_returning_a_view_of_an_argument_shares_its_memory():
+    a = usm(np.arange(5.0))
+    view = tail_view(a)
+    assert view is not a and view.shape == (4,)
+    assert view._pointer == a._pointer + a.itemsize
+    np.testing.assert_array_equal(dpt.asnumpy(view), np.arange(1.0, 5.0))
+    del a  # the view keeps the memory alive
+    np.testing.assert_array_equal(dpt.asnumpy(view), np.arange(1.0, 5.0))
 
 
 class SuaiOnly:

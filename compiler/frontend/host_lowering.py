@@ -20,6 +20,7 @@ from ..passes import STAGES, Lowered, Stage, Target, lower
 from ..passes.launch_plan import LaunchPlan
 from .parfor_to_mlir import REDUCTION_WORK_ITEMS, ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
+from .usm import USMArray
 
 
 @dataclass
@@ -102,7 +103,12 @@ class _HostEmitter:
         b = self.builder
         values = []
         for param in self.kernel.params:
-            if param.kind == "array":
+            if param.kind == "array" and isinstance(self.typemap[param.var], USMArray):
+                # USM of the call's context (placement checked the arguments'
+                # queues; the runtime allocated the rest on the call's queue):
+                # kernels use it in place, with no runtime call to find that out
+                values.append(b.ptrtoint(self.array(param.var).data, I64))
+            elif param.kind == "array":
                 use = self.kernel.arrays[param.var]
                 host, nbytes, first = self.host_extent(param.var)
                 device = cgutils.alloca_once(b, I8P)
@@ -190,7 +196,7 @@ class _HostEmitter:
 
     def copy_back(self) -> None:
         for use in self.kernel.arrays.values():
-            if use.writes:
+            if use.writes and not isinstance(self.typemap[use.var], USMArray):
                 host, nbytes, _ = self.host_extent(use.var)
                 self.call("xpuc_buffer_release", host, nbytes, I32(1))
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import dpctl
 import dpctl.memory
@@ -35,7 +33,7 @@ from numba.core.extending import (
 from numba.core.ir_utils import mk_unique_var
 from numba.core.pythonapi import NativeValue
 from numba.np import numpy_support
-from numba.np.arrayobj import _empty_nd_impl
+from numba.np.arrayobj import _empty_nd_impl, populate_array
 
 from .. import runtime
 from .runtime_calls import call_runtime, link_runtime
@@ -114,6 +112,23 @@ def coerce_usm_types(usm_types) -> str:
     return min(usm_types, key=USM_TYPES.index)
 
 
+# The memory classes dpctl gives usm_ndarray (one per kind, fixed when the
+# memory is made): reading the class costs nothing, while ``usm_type`` asks
+# the SYCL runtime about the pointer on every read.
+_USM_TYPE_OF_MEMORY = {dpctl.memory.MemoryUSMDevice: "device",
+                       dpctl.memory.MemoryUSMShared: "shared",
+                       dpctl.memory.MemoryUSMHost: "host"}
+
+
+def usm_type_of(array: object) -> str:
+    """``array.usm_type``, without a query to the SYCL runtime for a ``usm_ndarray``."""
+    if isinstance(array, dpt.usm_ndarray):
+        found = _USM_TYPE_OF_MEMORY.get(type(array.usm_data))
+        if found is not None:
+            return found
+    return array.usm_type
+
+
 def coerced_class(values) -> type[USMArray]:
     return USM_ARRAY_CLASSES[coerce_usm_types(
         v.usm_type for v in values if isinstance(v, USMArray))]
@@ -130,7 +145,8 @@ for _cls in USM_ARRAY_CLASSES.values():
 def _typeof_usm_ndarray(value: dpt.usm_ndarray, context) -> USMArray:
     flags = value.flags
     layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
-    return _usm_array_type(value.dtype, value.ndim, layout, value.usm_type, not flags.writable)
+    return _usm_array_type(value.dtype, value.ndim, layout, usm_type_of(value),
+                            not flags.writable)
 
 
 @functools.lru_cache(maxsize=256)
@@ -168,15 +184,22 @@ def host_view(array: dpt.usm_ndarray) -> np.ndarray:
 _call = threading.local()
 
 
-@contextmanager
-def call_queue(queue: dpctl.SyclQueue) -> Iterator[None]:
-    """The queue that USM arrays returned during the block belong to."""
-    outer = getattr(_call, "queue", None)
-    _call.queue = queue
-    try:
-        yield
-    finally:
-        _call.queue = outer
+class CallQueue:
+    """The queue that USM arrays returned during the block belong to. A class
+    rather than a generator context manager: every offloaded call enters one,
+    and this costs less than half as much."""
+
+    __slots__ = ("queue", "outer")
+
+    def __init__(self, queue: dpctl.SyclQueue) -> None:
+        self.queue = queue
+
+    def __enter__(self) -> None:
+        self.outer = getattr(_call, "queue", None)
+        _call.queue = self.queue
+
+    def __exit__(self, *exc_info: object) -> None:
+        _call.queue = self.outer
 
 
 class _USMBytes:
@@ -191,15 +214,15 @@ class _USMBytes:
         }
 
 
-def as_usm_ndarray(view: np.ndarray, usm_type: str) -> dpt.usm_ndarray:
+def as_usm_ndarray(view: np.ndarray, usm_type: str, parent: object) -> dpt.usm_ndarray:
     """The ``usm_ndarray`` of an array compiled code returns (``view`` aliases
-    its USM memory): the argument itself when it is one, else a new array
-    owning the memory."""
-    base = view.base
-    if isinstance(base, _HostView) and view.__array_interface__ == np.asarray(
-            base).__array_interface__:
-        return base.owner
+    its USM memory): ``parent``, the argument it was unboxed from, when it is
+    that whole array, else a new array owning the memory."""
     itemsize = view.itemsize
+    if (isinstance(parent, dpt.usm_ndarray) and parent.dtype == view.dtype
+            and parent.shape == view.shape and parent._pointer == view.ctypes.data
+            and tuple(s * itemsize for s in parent.strides) == view.strides):
+        return parent
     start, nbytes = runtime.byte_extent(view)
     low = start - view.__array_interface__["data"][0]  # <= 0 with negative strides
     memory_class = {"device": dpctl.memory.MemoryUSMDevice,
@@ -213,28 +236,49 @@ def as_usm_ndarray(view: np.ndarray, usm_type: str) -> dpt.usm_ndarray:
 
 @unbox(USMArray)
 def _unbox_usm_array(typ: USMArray, obj, c):
-    view_fn = c.pyapi.unserialize(c.pyapi.serialize_object(host_view))
-    view = c.pyapi.call_function_objargs(view_fn, [obj])
-    c.pyapi.decref(view_fn)
-    failed = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
-    native = cgutils.alloca_once(c.builder, c.context.get_value_type(typ))
-    with c.builder.if_then(cgutils.is_not_null(c.builder, view)):
-        plain = types.Array(typ.dtype, typ.ndim, typ.layout, readonly=not typ.mutable)
-        unboxed = c.unbox(plain, view)
-        c.builder.store(unboxed.value, native)
-        c.builder.store(unboxed.is_error, failed)
-        c.pyapi.decref(view)  # the array's MemInfo holds its own reference
-    return NativeValue(c.builder.load(native), is_error=c.builder.load(failed))
+    """Numba's array straight from the ``usm_ndarray``'s pointer, shape and
+    strides, with no NumPy view in between (every call unboxes each USM
+    argument, and making a view for it cost more than the kernel launch that
+    followed: 17 us a call here). Its MemInfo holds a reference to
+    the ``usm_ndarray``, which owns the memory, and its parent is the
+    ``usm_ndarray``, which boxing gives back when the function returns it."""
+    pyapi, builder, context = c.pyapi, c.builder, c.context
+    intp = context.get_value_type(types.intp)
+    itemsize = context.get_abi_sizeof(context.get_data_type(typ.dtype))
+    ary = context.make_array(typ)(context, builder)
+    failed = cgutils.alloca_once_value(builder, cgutils.true_bit)
+    fields = [pyapi.object_getattr_string(obj, name) for name in ("_pointer", "shape", "strides")]
+    present = cgutils.true_bit
+    for field in fields:
+        present = builder.and_(present, cgutils.is_not_null(builder, field))
+    with builder.if_then(present):
+        pointer = pyapi.long_as_voidptr(fields[0])
+        shape = [pyapi.long_as_longlong(pyapi.tuple_getitem(fields[1], i))
+                 for i in range(typ.ndim)]
+        strides = [builder.mul(pyapi.long_as_longlong(pyapi.tuple_getitem(fields[2], i)),
+                               intp(itemsize)) for i in range(typ.ndim)]
+        with builder.if_then(cgutils.is_null(builder, pyapi.err_occurred())):
+            meminfo = pyapi.nrt_meminfo_new_from_pyobject(pointer, obj)
+            populate_array(ary, data=builder.bitcast(pointer, ary.data.type), shape=shape,
+                           strides=strides, itemsize=intp(itemsize), meminfo=meminfo,
+                           parent=obj)
+            builder.store(cgutils.is_null(builder, meminfo), failed)
+    for field in fields:
+        pyapi.decref(field)
+    return NativeValue(ary._getvalue(), is_error=builder.load(failed))
 
 
 @box(USMArray)
 def _box_usm_array(typ: USMArray, val, c):
     plain = types.Array(typ.dtype, typ.ndim, typ.layout, readonly=not typ.mutable)
+    parent = c.context.make_array(typ)(c.context, c.builder, value=val).parent
+    parent = c.builder.select(cgutils.is_null(c.builder, parent), c.pyapi.borrow_none(), parent)
+    c.pyapi.incref(parent)  # boxing may drop the MemInfo that holds it
     view = c.box(plain, val)
     wrap = c.pyapi.unserialize(c.pyapi.serialize_object(as_usm_ndarray))
     usm_type = c.pyapi.unserialize(c.pyapi.serialize_object(typ.usm_type))
-    result = c.pyapi.call_function_objargs(wrap, [view, usm_type])
-    for obj in (view, wrap, usm_type):
+    result = c.pyapi.call_function_objargs(wrap, [view, usm_type, parent])
+    for obj in (view, wrap, usm_type, parent):
         c.pyapi.decref(obj)
     return result
 
