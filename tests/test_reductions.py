@@ -1,6 +1,7 @@
-"""Reductions in parfors: each work-item of the kernel reduces a strided share
-of the iterations, the host combines the partial results with the variable's
-value from before the loop. Results are compared with NumPy / Numba's CPU."""
+"""Reductions in parfors: the iterations are cut into chunks of rows of lanes,
+each work-item reduces its lane of its chunk's rows, the host combines the
+partial results with the variable's value from before the loop. Results are
+compared with NumPy / Numba's CPU."""
 
 import numba
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from device_support import DEVICE, offload
 
 import xpuc
+from xpuc.frontend.parfor_to_mlir import REDUCTION_CHUNKS, REDUCTION_LANES
 
 rng = np.random.default_rng(3)
 
@@ -40,6 +42,27 @@ def test_whole_array_reductions(fn, dtype, shape):
                 np.testing.assert_allclose(got, want, rtol=rtol)
             else:
                 assert got == want
+
+
+# around the layout's edges: fewer iterations than lanes, a partial last row,
+# fewer rows than chunks, rows that do not divide among the chunks
+_LANES, _CHUNKS = REDUCTION_LANES, REDUCTION_CHUNKS
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, _LANES * _CHUNKS - 1, _LANES * _CHUNKS,
+                               _LANES * _CHUNKS + 1, _LANES * (_CHUNKS + 1) + 3, 100_003])
+def test_every_iteration_counted_once(n):
+    @xpuc.jit
+    def weighted(a):
+        total, count, last = 0, 0, -1
+        for i in numba.prange(a.shape[0]):
+            total += a[i] * (i + 1)
+            count += 1
+            last = max(last, i)
+        return total, count, last
+
+    a = rng.integers(-5, 6, n)
+    assert offload(weighted, a) == weighted.py_func(a)
 
 
 def test_prange_reductions_of_several_variables():
