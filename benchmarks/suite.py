@@ -22,6 +22,7 @@ import copy
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -100,6 +101,13 @@ def _dpex_environment(python: str) -> dict[str, str]:
             "OCL_ICD_FILENAMES": str(lib / "libintelocl.so"), "OCL_ICD_VENDORS": no_vendors}
 
 
+def _error_line(stderr: str) -> str | None:
+    """The exception a failed Python process reported: its last line naming an
+    error (Numba appends context lines after it)."""
+    errors = [line for line in stderr.splitlines() if re.match(r"[\w.]+(Error|Exception)\b", line)]
+    return errors[-1] if errors else None
+
+
 def run_dpex(workload: Workload, scale: float, repeat: int, device: str,
              python: str) -> tuple[float, float, list[np.ndarray]]:
     """First-call and steady milliseconds of ``workload`` under numba-dpex,
@@ -110,8 +118,7 @@ def run_dpex(workload: Workload, scale: float, repeat: int, device: str,
              "--scale", str(scale), "--repeat", str(repeat), "--device", device, "--out", out],
             capture_output=True, text=True, env=_dpex_environment(python), check=False)
         if done.returncode != 0:
-            raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip()
-                               else f"exit status {done.returncode}")
+            raise RuntimeError(_error_line(done.stderr) or f"exit status {done.returncode}")
         report = json.loads(done.stdout.strip().splitlines()[-1])
         results = [np.load(os.path.join(out, f"result-{k}.npy"))
                    for k in range(report["results"])]
