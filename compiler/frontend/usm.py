@@ -143,6 +143,12 @@ for _cls in USM_ARRAY_CLASSES.values():
 
 @typeof_impl.register(dpt.usm_ndarray)
 def _typeof_usm_ndarray(value: dpt.usm_ndarray, context) -> USMArray:
+    return usm_ndarray_type(value)
+
+
+def usm_ndarray_type(value: dpt.usm_ndarray) -> USMArray:
+    """Numba's type of a ``usm_ndarray`` (what ``numba.typeof`` gives, for a
+    caller that knows the argument is one)."""
     flags = value.flags
     layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
     return _usm_array_type(value.dtype, value.ndim, layout, usm_type_of(value),
