@@ -4,7 +4,8 @@ array lives.
 
 A USM array is a Numba array whose data pointer is a USM pointer: host code
 handles it like any array (shape, views, passing it on) and kernels use it in
-place, since the runtime recognises USM memory of the call's context. Arrays
+place: its type says it is USM memory of the call's context (placement checked
+the queues), so the host code passes its pointer to the launch as it is. Arrays
 that compiled code creates from USM arrays (``a + b``, ``np.empty_like(a)``)
 are USM arrays too, allocated by the runtime on the call's queue with the
 coerced ``usm_type``, and come back to Python as ``usm_ndarray``.
