@@ -14,17 +14,18 @@ from collections.abc import Callable
 from typing import Any
 
 import dpctl
+import dpctl.tensor as dpt
 import numba
-from numba.core import sigutils
+from numba.core import sigutils, types
 from numba.core.dispatcher import Dispatcher
 
 from . import runtime
 from .cache import device_key, offload_cache
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
-from .frontend.usm import CallQueue
+from .frontend.usm import CallQueue, usm_ndarray_type
 from .passes import Lowered, Target
-from .placement import place
+from .placement import Placement, place
 
 
 def target_for(device: dpctl.SyclDevice) -> Target:
@@ -55,6 +56,9 @@ class JitFunction:
         # in a loop come with the same queue, and finding the device's build
         # again costs more than a kernel launch
         self._last: tuple[dpctl.SyclQueue, Dispatcher, runtime.Queue] | None = None
+        # (dispatcher, ids of the argument types) -> (the types, which keeps
+        # the ids unique, and that build's compiled entry point)
+        self._entries: dict[tuple[int, ...], tuple[tuple, Callable]] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
 
@@ -79,12 +83,34 @@ class JitFunction:
             for host, nbytes in placement.resident:
                 runtime.call_register(host, nbytes)
             with CallQueue(placement.queue):
-                result = dispatcher(*placement.args, **placement.kwargs)
+                result = self._invoke(dispatcher, placement)
         except KernelFault:
             raise DeviceError(f"{self.py_func.__qualname__}: {runtime.last_error()}") from None
         finally:
             runtime.call_end()
         return placement.finish(result)
+
+    def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
+        """Run the build for the placed arguments. When they are USM arrays and
+        plain scalars whose types are exactly a signature it compiled, Numba's
+        dispatcher would pick that signature: its compiled entry point is
+        called directly, since Numba's typing of a usm_ndarray (in Python,
+        through its generic fallback) costs more than the rest of the call's
+        dispatch. Anything else goes through the dispatcher, which compiles
+        what is new."""
+        argtypes = None if placement.kwargs else _exact_types(placement.args)
+        if argtypes is None:
+            return dispatcher(*placement.args, **placement.kwargs)
+        # Numba interns its types (and the USM ones are cached), so equal
+        # types are one object: their ids are the key
+        key = (id(dispatcher), *map(id, argtypes))
+        found = self._entries.get(key)
+        if found is None:
+            overload = dispatcher.overloads.get(argtypes)
+            if overload is None:
+                return dispatcher(*placement.args)
+            found = self._entries[key] = (argtypes, overload.entry_point)
+        return found[1](*placement.args)
 
     def _on(self, queue: dpctl.SyclQueue) -> tuple[Dispatcher, runtime.Queue]:
         """The build for ``queue``'s device and the runtime's handle of ``queue``."""
@@ -152,6 +178,25 @@ class JitFunction:
             for p in self._compiled(signature)
             for launch in p.lowered.plan.launches
         }
+
+
+def _exact_types(args: tuple) -> tuple | None:
+    """Numba's types of ``args`` if they are all ``usm_ndarray``, float, bool
+    or int (typed without Numba's typeof: as it types them), else None."""
+    found = []
+    for value in args:
+        kind = type(value)
+        if kind is dpt.usm_ndarray:
+            found.append(usm_ndarray_type(value))
+        elif kind is float:
+            found.append(types.float64)
+        elif kind is bool:
+            found.append(types.boolean)
+        elif kind is int and -(1 << 63) < value < (1 << 63):
+            found.append(types.int64)
+        else:
+            return None
+    return tuple(found)
 
 
 def jit(signature_or_function: Any = None, **options: Any) -> Any:

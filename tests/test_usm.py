@@ -10,8 +10,10 @@ import dpctl.tensor as dpt
 import numba
 import numpy as np
 import pytest
+from numba.core.typing.typeof import Purpose
 
 import xpuc
+from xpuc.dispatcher import _exact_types
 from xpuc.frontend.usm import USMArray
 from xpuc.placement import USM_TYPES
 
@@ -213,6 +215,35 @@ def test_usm_memory_is_freed_with_the_result():
     assert xpuc.stats()["usm_allocs"] == 1 and xpuc.stats()["usm_frees"] == 0
     del result
     assert xpuc.stats()["usm_frees"] == 1
+
+
+# ---- dispatch ------------------------------------------------------------------
+
+def test_argument_types_without_typeof_agree_with_numba():
+    plain = usm(np.arange(12.0).reshape(3, 4))
+    read_only = usm(np.arange(4, dtype=np.int32), "host")
+    read_only.flags.writable = False
+    values = [plain, plain.T, plain[:, ::2], usm(np.arange(3.0), "shared"), read_only,
+              1.5, True, False, 0, -7, 2**63 - 1, -(2**63) + 1]
+    assert _exact_types(values) == tuple(numba.typeof(v, Purpose.argument) for v in values)
+    # what Numba types otherwise (or not at all) goes through its dispatcher
+    for other in (np.arange(3.0), np.float32(1.0), (plain,), 2**63, -(2**63), "text", None):
+        assert _exact_types([plain, other]) is None
+
+
+@xpuc.jit
+def scaled(a, s):
+    return a * s
+
+
+def test_calls_with_new_argument_types_compile_them():
+    floats, ints = usm(np.arange(4.0)), usm(np.arange(4, dtype=np.int64))
+    for a, s in ((floats, 2.0), (floats, 3), (ints, 2), (ints, 0.5), (floats[::2], True),
+                 (floats, 2.0)):
+        expected = dpt.asnumpy(a) * s
+        result = run(scaled, a, s)
+        assert result.dtype == expected.dtype
+        np.testing.assert_array_equal(dpt.asnumpy(result), expected)
 
 
 # ---- queue rules (3, 6) ------------------------------------------------------

@@ -4,7 +4,8 @@ array lives.
 
 A USM array is a Numba array whose data pointer is a USM pointer: host code
 handles it like any array (shape, views, passing it on) and kernels use it in
-place, since the runtime recognises USM memory of the call's context. Arrays
+place: its type says it is USM memory of the call's context (placement checked
+the queues), so the host code passes its pointer to the launch as it is. Arrays
 that compiled code creates from USM arrays (``a + b``, ``np.empty_like(a)``)
 are USM arrays too, allocated by the runtime on the call's queue with the
 coerced ``usm_type``, and come back to Python as ``usm_ndarray``.
@@ -143,6 +144,12 @@ for _cls in USM_ARRAY_CLASSES.values():
 
 @typeof_impl.register(dpt.usm_ndarray)
 def _typeof_usm_ndarray(value: dpt.usm_ndarray, context) -> USMArray:
+    return usm_ndarray_type(value)
+
+
+def usm_ndarray_type(value: dpt.usm_ndarray) -> USMArray:
+    """Numba's type of a ``usm_ndarray`` (what ``numba.typeof`` gives, for a
+    caller that knows the argument is one)."""
     flags = value.flags
     layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
     return _usm_array_type(value.dtype, value.ndim, layout, usm_type_of(value),
