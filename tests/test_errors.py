@@ -126,3 +126,16 @@ def test_float64_on_a_device_without_fp64(monkeypatch):
     square = xpuc.jit(lambda a: a * a)
     a = np.arange(3.0, dtype=np.float32)
     np.testing.assert_array_equal(offload(square, a), a * a)
+
+
+def test_slice_with_a_variable_step_is_refused():
+    @xpuc.jit
+    def every(a, out, step):
+        for i in numba.prange(out.shape[0]):
+            out[i] = a[i, ::step].sum()
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        every(np.ones((3, 4)), np.zeros(3), 2)
+    assert "slice with a variable step" in str(info.value)
+    assert f"{__file__}:{_line_of(every, 'out[i] =')}" in str(info.value)
+

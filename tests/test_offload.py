@@ -485,3 +485,57 @@ def test_tuple_of_scalars_from_outside_the_loop():
     offload(weighted, a, out, (1.5, 3))
     weighted(a, expected, (1.5, 3))
     np.testing.assert_array_equal(out, expected)
+
+
+@xpuc.jit
+def row_and_column_views(m, out):
+    for i in numba.prange(m.shape[0]):
+        row = m[i]                       # partial indexing: a row
+        odd = m[i, 1::2]                 # a strided slice
+        column = m[::-1, i % m.shape[1]]  # a reversed column
+        tail = m[i][-3:]                 # a view of a view, from the end
+        out[i] = (row[0] + odd[-1] * 10 + column[0] * 100 + tail.sum()
+                  + len(odd) + column.shape[0] + np.sum(m[i, 5:-1:-2]))
+
+
+@pytest.mark.parametrize("layout", ["C", "transposed"])
+def test_slices_and_partial_indexing_in_prange(layout):
+    m = data((6, 7), np.float64)
+    if layout == "transposed":
+        m = np.ascontiguousarray(data((7, 6), np.float64)).T
+    out, expected = np.zeros(6), np.zeros(6)
+    offload(row_and_column_views, m, out)
+    row_and_column_views.py_func(m, expected)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bounds", [(1, 3), (-4, None), (None, -2), (-100, 100), (5, 2),
+                                    (None, None)])
+def test_slice_bounds_follow_python(bounds):
+    start, stop = bounds
+
+    @xpuc.jit
+    def sums(a, out):
+        for i in numba.prange(out.shape[0]):
+            # (not len(): Numba's array analysis makes an empty slice's
+            # length negative, on the CPU as here)
+            out[i] = a[i, start:stop].sum() * 2 + a[i, start:stop][::-1].sum()
+
+    a = data((4, 6), np.int64)
+    out, expected = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    offload(sums, a, out)
+    sums.py_func(a, expected)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_writes_through_a_row_view():
+    @xpuc.jit
+    def fill(n):
+        b = np.zeros((n, n + 1))
+        for i in numba.prange(n):
+            row = b[i]
+            for j in range(n + 1):
+                row[j] = i * 10 + j
+        return b
+
+    np.testing.assert_array_equal(offload(fill, 5), fill.py_func(5))

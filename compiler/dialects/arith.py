@@ -8,6 +8,7 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
+from numba.parfors.array_analysis import wrap_index
 
 from ..errors import UnsupportedError
 from .builder import Builder, Value
@@ -324,6 +325,18 @@ def _square(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     (x,) = args
     return binary(b, "arith.mulf" if x.type.is_float else "arith.muli", x, x)
 
+
+
+@rule(wrap_index)
+def _wrap_index(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+    """Numba's array analysis puts a slice bound in ``[0, size]``: a negative
+    one counts from the end, and one past either end is clipped."""
+    index, size = (cast(b, a, result) for a in args)
+    zero = b.constant(0, result)
+    from_end = select(b, compare(b, "le", index, binary(b, "arith.subi", zero, size)), zero,
+                      binary(b, "arith.addi", index, size))
+    clipped = select(b, compare(b, "ge", index, size), size, index)
+    return select(b, compare(b, "lt", index, zero), from_end, clipped)
 
 
 @rule(np.where)

@@ -131,6 +131,8 @@ class _Array:
     # compiler can vectorize on
     strides: tuple[Value, ...] | None = None
     memref_type: str | None = None  # when not memref<?xT> (work-group local memory)
+    # element offset of a view's first element (``a[i]``, ``a[1:3]`` in a body)
+    offset: Value | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,15 @@ class _Callee:
 @dataclass(frozen=True)
 class _Tuple:
     items: tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """``slice(start, stop, step)``; None where the slice leaves a part out."""
+
+    start: Value | None
+    stop: Value | None
+    step: int | None  # a constant: the view's shape depends on its sign
 
 
 @dataclass(frozen=True)
@@ -302,6 +313,10 @@ def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> obj
         return _Tuple(tuple(
             t.b.constant(v, scalar_type(ty, "tuple item", loc)) for v, ty in zip(value, item_types)
         ))
+    if isinstance(value, slice):  # a[1:3] with constant bounds
+        bounds = [None if v is None else t.b.constant(v, ScalarType("i", 64))
+                  for v in (value.start, value.stop)]
+        return _slice_of(*bounds, value.step, loc)
     if callable(value) or isinstance(value, ModuleType):
         return _Callee(value)
     raise UnsupportedError(f"{_where(loc)}: constant {value!r} in a parfor body")
@@ -433,16 +448,115 @@ def _exhaust_iter(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Tuple:
 
 
 @_expr_rule("getitem", "static_getitem")
-def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
     base = t.lookup(expr.value)
     if isinstance(base, _Tuple) and expr.op == "static_getitem" and isinstance(expr.index, int):
         return base.items[expr.index]
     if not isinstance(base, _Array):
         raise UnsupportedError(f"{_where(expr.loc)}: indexing a non-array in a parfor body")
-    array = base
+    array, indices = base, _indices(t, expr)
+    if len(indices) < len(array.dims) or any(isinstance(i, _Slice) for i in indices):
+        return _view(t, array, indices, expr.loc)
     note_use(t, array, reads=True)
-    return memref.load(t.b, array.memref, array.dtype, _element_offset(t, array, expr),
-                       array.memref_type)
+    return memref.load(t.b, array.memref, array.dtype,
+                       element_offset(t, array, indices, expr.loc), array.memref_type)
+
+
+@call_rule(slice)
+def _slice(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Slice:
+    """``slice(stop)``, ``slice(start, stop)``, ``slice(start, stop, step)``
+    (what ``a[i:j]`` and ``a[:, i]`` build); the step must be a constant."""
+    parts = [t.lookup(a) for a in expr.args]
+    if len(parts) == 1:
+        parts = [None] + parts
+    step = None
+    if len(parts) == 3:
+        step_type = t.typemap[expr.args[2].name]
+        if not isinstance(step_type, (types.NoneType, types.IntegerLiteral)):
+            raise UnsupportedError(f"{_where(expr.loc)}: slice with a variable step")
+        step = getattr(step_type, "literal_value", None)
+    return _slice_of(parts[0], parts[1], step, expr.loc)
+
+
+def _slice_of(start: object, stop: object, step: int | None, loc: ir.Loc) -> _Slice:
+    if step == 0:
+        raise UnsupportedError(f"{_where(loc)}: slice step cannot be zero")
+    for bound in (start, stop):
+        if not (bound is None or isinstance(bound, Value)) or (
+                isinstance(bound, Value) and bound.type.is_float):
+            raise UnsupportedError(f"{_where(loc)}: slice bound that is not an integer")
+    return _Slice(start, stop, step)
+
+
+def _view(t: _Translation, array: _Array, indices: list, loc: ir.Loc) -> _Array:
+    """The view ``array[indices]``: an integer index drops its dimension, a
+    slice keeps it with the slice's bounds, dimensions past the indices stay
+    whole. The view shares the array's memref (and its use record)."""
+    if len(indices) > len(array.dims) or not all(isinstance(i, (Value, _Slice))
+                                                 for i in indices):
+        raise UnsupportedError(
+            f"{_where(loc)}: array '{array.var}' indexed with anything but integers and "
+            "slices in a parfor body")
+    b = t.b
+    offset = array.offset or b.index_constant(0)
+    dims, strides = [], []
+    for axis, (dim, stride) in enumerate(zip(array.dims,
+                                             array.strides or _contiguous_strides(b, array.dims))):
+        index = indices[axis] if axis < len(indices) else _Slice(None, None, None)
+        if isinstance(index, _Slice):
+            start, length = _slice_bounds(b, index, dim)
+            dims.append(length)
+            strides.append(arith.binary(b, "arith.muli", stride,
+                                        b.index_constant(index.step or 1)))
+        else:
+            start = _position(b, index, dim, loc)
+        offset = arith.binary(b, "arith.addi", offset, arith.binary(b, "arith.muli", start, stride))
+    return dataclasses.replace(array, dims=tuple(dims), strides=tuple(strides), offset=offset)
+
+
+def _contiguous_strides(b: Builder, dims: tuple[Value, ...]) -> tuple[Value, ...]:
+    strides = [b.index_constant(1)]
+    for dim in reversed(dims[1:]):
+        strides.insert(0, arith.binary(b, "arith.muli", strides[0], dim))
+    return tuple(strides)
+
+
+def _slice_bounds(b: Builder, s: _Slice, dim: Value) -> tuple[Value, Value]:
+    """The first position and the length of slice ``s`` of a dimension of
+    ``dim`` elements, as Python's ``slice.indices`` computes them: negative
+    bounds count from the end, then bounds are clipped to the dimension."""
+    step = s.step or 1
+    one = b.index_constant(1)
+    last = arith.binary(b, "arith.subi", dim, one)
+    low, high = (b.index_constant(0), dim) if step > 0 else (b.index_constant(-1), last)
+
+    def clipped(bound: Value | None, default: Value) -> Value:
+        if bound is None:
+            return default
+        position = _wrapped(b, bound, dim)
+        return arith.binary(b, "arith.maxsi", low, arith.binary(b, "arith.minsi", position, high))
+
+    start = clipped(s.start, low if step > 0 else last)
+    stop = clipped(s.stop, high if step > 0 else low)
+    span = (arith.binary(b, "arith.subi", stop, start) if step > 0
+            else arith.binary(b, "arith.subi", start, stop))
+    count = arith.binary(b, "arith.ceildivsi", span, b.index_constant(abs(step)))
+    return start, arith.binary(b, "arith.maxsi", count, b.index_constant(0))
+
+
+def _wrapped(b: Builder, i: Value, dim: Value) -> Value:
+    """Index ``i`` as a position: a negative one counts from the end, as in Python."""
+    position = arith.cast(b, i, INDEX)
+    if not i.type.is_signed:
+        return position
+    negative = arith.compare(b, "lt", position, b.index_constant(0))
+    return arith.select(b, negative, arith.binary(b, "arith.addi", position, dim), position)
+
+
+def _position(b: Builder, i: Value, dim: Value, loc: ir.Loc) -> Value:
+    if i.type.is_float:
+        raise UnsupportedError(f"{_where(loc)}: float used as an index")
+    return _wrapped(b, i, dim)
 
 
 @call_rule(range)
@@ -486,9 +600,8 @@ def _pair_item(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     return pair.first if expr.op == "pair_first" else pair.second
 
 
-def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> Value:
-    """Offset of ``array[index]`` for a getitem/setitem node: one integer index per
-    dimension, negative ones wrapping around as in Python."""
+def _indices(t: _Translation, node: ir.Expr | ir.Stmt) -> list:
+    """The index items of a getitem/setitem node: integer values, slices."""
     static = isinstance(node, ir.StaticSetItem) or (
         isinstance(node, ir.Expr) and node.op == "static_getitem"
     )
@@ -496,12 +609,11 @@ def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> 
     index_var = node.index_var if static else index
     if index_var is not None:
         held = t.lookup(index_var)
-        indices = list(held.items) if isinstance(held, _Tuple) else [held]
-    else:  # a constant index of a static_getitem / static_setitem
-        constants = index if isinstance(index, tuple) else (index,)
-        indices = [t.b.constant(c, ScalarType("i", 64)) if isinstance(c, int) else c
-                   for c in constants]
-    return element_offset(t, array, indices, node.loc)
+        return list(held.items) if isinstance(held, _Tuple) else [held]
+    # a constant index of a static_getitem / static_setitem
+    return [_literal(t, c, None, node.loc) if isinstance(c, slice)
+            else t.b.constant(c, ScalarType("i", 64)) if isinstance(c, int) else c
+            for c in (index if isinstance(index, tuple) else (index,))]
 
 
 def element_offset(t: _Translation, array: _Array, indices: list, loc: ir.Loc) -> Value:
@@ -512,18 +624,12 @@ def element_offset(t: _Translation, array: _Array, indices: list, loc: ir.Loc) -
             f"integer per dimension (slices or partial indexing) in a parfor body"
         )
     b = t.b
-    positions = []
-    for i, dim in zip(indices, array.dims):
-        if i.type.is_float:
-            raise UnsupportedError(f"{_where(loc)}: float used as an index")
-        pos = arith.cast(b, i, INDEX)
-        if i.type.is_signed:
-            negative = arith.compare(b, "lt", pos, b.index_constant(0))
-            pos = arith.select(b, negative, arith.binary(b, "arith.addi", pos, dim), pos)
-        positions.append(pos)
+    positions = [_position(b, i, dim, loc) for i, dim in zip(indices, array.dims)]
     if array.strides is not None:
-        return memref.strided_offset(b, positions, array.strides)
-    return memref.linear_index(b, positions, array.dims)
+        offset = memref.strided_offset(b, positions, array.strides)
+    else:
+        offset = memref.linear_index(b, positions, array.dims)
+    return offset if array.offset is None else arith.binary(b, "arith.addi", array.offset, offset)
 
 
 def note_use(t: _Translation, array: _Array, reads: bool = False, writes: bool = False) -> None:
@@ -540,8 +646,8 @@ def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
         raise UnsupportedError(f"{_where(stmt.loc)}: item assignment to a non-array")
     note_use(t, array, writes=True)
     value = arith.cast(t.b, t.value(stmt.value), array.dtype)
-    memref.store(t.b, value, array.memref, array.dtype, _element_offset(t, array, stmt),
-                 array.memref_type)
+    memref.store(t.b, value, array.memref, array.dtype,
+                 element_offset(t, array, _indices(t, stmt), stmt.loc), array.memref_type)
 
 
 _stmt_rule(ir.SetItem)(_setitem)

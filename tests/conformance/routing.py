@@ -63,8 +63,11 @@ class OffloadedCompileResult:
         return _call_on_device(self.function, *args)
 
     def offloads_a_parfor(self) -> bool:
+        """Whether xpuc lowered a parfor in place of Numba's scheduler (one
+        whose body Numba's passes emptied has no kernel to launch, and
+        neither has Numba's gufunc any work)."""
         try:
-            return bool(self.function.inspect_spirv())
+            return bool(self.function.inspect_lowered())
         except xpuc.XpucError:  # never compiled for a device: nothing was offloaded
             return False
 
