@@ -139,3 +139,4 @@ def test_slice_with_a_variable_step_is_refused():
     assert "slice with a variable step" in str(info.value)
     assert f"{__file__}:{_line_of(every, 'out[i] =')}" in str(info.value)
 
+

@@ -539,3 +539,16 @@ def test_writes_through_a_row_view():
         return b
 
     np.testing.assert_array_equal(offload(fill, 5), fill.py_func(5))
+
+
+def test_tuple_indexed_by_the_loop_index():
+    @xpuc.jit
+    def pick(a, weights):
+        total = 0.0
+        for i in numba.prange(a.shape[0]):
+            total += a[i] * weights[i % 4] + weights[-1 - i % 2]
+        return total
+
+    a = data(103, np.float64)
+    weights = (0.5, 2.0, -1.0, 3.0)
+    np.testing.assert_allclose(offload(pick, a, weights), pick.py_func(a, weights), rtol=1e-12)

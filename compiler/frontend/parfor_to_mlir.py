@@ -452,6 +452,8 @@ def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
     base = t.lookup(expr.value)
     if isinstance(base, _Tuple) and expr.op == "static_getitem" and isinstance(expr.index, int):
         return base.items[expr.index]
+    if isinstance(base, _Tuple) and expr.op == "getitem":
+        return _tuple_item(t, base, t.lookup(expr.index), expr.loc)
     if not isinstance(base, _Array):
         raise UnsupportedError(f"{_where(expr.loc)}: indexing a non-array in a parfor body")
     array, indices = base, _indices(t, expr)
@@ -460,6 +462,25 @@ def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
     note_use(t, array, reads=True)
     return memref.load(t.b, array.memref, array.dtype,
                        element_offset(t, array, indices, expr.loc), array.memref_type)
+
+
+def _tuple_item(t: _Translation, held: _Tuple, index: object, loc: ir.Loc) -> Value:
+    """``tup[i]`` of a tuple of scalars of one type, for a variable ``i``: a
+    select among the items (negative ``i`` counts from the end; like array
+    indexing in a kernel, there is no bounds check)."""
+    items = held.items
+    if not (items and isinstance(index, Value) and all(isinstance(v, Value) for v in items)
+            and len({v.type for v in items}) == 1):
+        raise UnsupportedError(
+            f"{_where(loc)}: indexing a tuple with a variable unless its items are scalars "
+            "of one type")
+    b = t.b
+    position = _position(b, index, b.index_constant(len(items)), loc)
+    chosen = items[0]
+    for k, item in enumerate(items[1:], start=1):
+        chosen = arith.select(b, arith.compare(b, "eq", position, b.index_constant(k)), item,
+                              chosen)
+    return chosen
 
 
 @call_rule(slice)
