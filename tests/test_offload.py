@@ -2,6 +2,7 @@
 default device, with results equal to NumPy's. Each test also checks that
 kernels were launched, so that a CPU path cannot pass it."""
 
+import collections
 import math
 import re
 
@@ -552,3 +553,31 @@ def test_tuple_indexed_by_the_loop_index():
     a = data(103, np.float64)
     weights = (0.5, 2.0, -1.0, 3.0)
     np.testing.assert_allclose(offload(pick, a, weights), pick.py_func(a, weights), rtol=1e-12)
+
+
+def test_scalar_types_as_conversions_in_prange():
+    @xpuc.jit
+    def convert(a):
+        for i in numba.prange(a.shape[0]):
+            a[i] = a.dtype.type(i) / 4 + numba.int64(a[i]) + numba.float32(0.1)
+
+    a = data(50, np.float64)
+    expected = a.copy()
+    convert.py_func(expected)
+    offload(convert, a)
+    np.testing.assert_array_equal(a, expected)
+
+
+Pair = collections.namedtuple("Pair", ("low", "high"))
+
+
+def test_namedtuple_fields_in_prange():
+    @xpuc.jit
+    def clip(a, bounds):
+        for i in numba.prange(a.shape[0]):
+            a[i] = min(max(a[i], bounds.low), bounds.high)
+
+    a = data(100, np.float64)
+    expected = np.clip(a, -1.0, 2.0)
+    offload(clip, a, Pair(-1.0, 2.0))
+    np.testing.assert_array_equal(a, expected)

@@ -8,6 +8,7 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
+from numba.core import types as nbtypes
 from numba.parfors.array_analysis import wrap_index
 
 from ..errors import UnsupportedError
@@ -215,12 +216,16 @@ def _neg(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     return binary(b, "arith.subi", b.constant(0, x.type), x)
 
 
-# NumPy's scalar types called as conversions: np.float32(x), np.int64(3)
+# NumPy's and Numba's scalar types called as conversions: np.float32(x),
+# np.int64(3), numba.int64(i), a.dtype.type(0)
 _NUMPY_SCALARS = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
                   np.uint32, np.uint64, np.float32, np.float64)
+_NUMBA_SCALARS = (nbtypes.boolean, *sorted(nbtypes.integer_domain, key=str),
+                  *sorted(nbtypes.real_domain, key=str))
 
 
-@rule(operator.pos, np.positive, builtins.bool, builtins.int, builtins.float, *_NUMPY_SCALARS)
+@rule(operator.pos, np.positive, builtins.bool, builtins.int, builtins.float, *_NUMPY_SCALARS,
+      *_NUMBA_SCALARS)
 def _pos(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     # conversions (bool(x), np.float32(i)) happen as the caller casts to the result type
     return args[0]

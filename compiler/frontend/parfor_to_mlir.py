@@ -286,7 +286,10 @@ def _del(t: _Translation, stmt: ir.Del) -> None:
 @_stmt_rule(ir.Assign)
 def _assign(t: _Translation, stmt: ir.Assign) -> None:
     rhs, target = stmt.value, stmt.target
-    if isinstance(rhs, ir.Var):
+    static = _static_value(t.typemap.get(target.name))
+    if static is not None:
+        t.define(target, static)
+    elif isinstance(rhs, ir.Var):
         t.define(target, t.lookup(rhs))
     elif isinstance(rhs, (ir.Const, ir.Global, ir.FreeVar)):
         t.define(target, _literal(t, rhs.value, target, stmt.loc))
@@ -297,6 +300,17 @@ def _assign(t: _Translation, stmt: ir.Assign) -> None:
         t.define(target, handler(t, rhs, target))
     else:
         raise UnsupportedError(f"{_where(stmt.loc)}: {type(rhs).__name__} in a parfor body")
+
+
+def _static_value(nbtype: types.Type | None) -> _Callee | None:
+    """What a variable holds when its type alone says what it is (a scalar
+    type such as ``np.float64`` or ``a.dtype.type``, a dtype, a literal string):
+    nothing is computed for it at run time, so neither is it in the kernel."""
+    if isinstance(nbtype, types.NumberClass):
+        return _Callee(nbtype.instance_type)  # called, it converts
+    if isinstance(nbtype, (types.DType, types.StringLiteral)):
+        return _Callee(nbtype)
+    return None
 
 
 def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> object:
@@ -426,6 +440,9 @@ def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
         return _literal(t, getattr(base.obj, expr.attr), target, expr.loc)
     if isinstance(base, _Array) and expr.attr == "shape":
         return _Tuple(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
+    fields = getattr(t.typemap[expr.value.name], "fields", ())
+    if isinstance(base, _Tuple) and expr.attr in fields:  # a namedtuple's field
+        return base.items[fields.index(expr.attr)]
     raise UnsupportedError(f"{_where(expr.loc)}: attribute '{expr.attr}' in a parfor body")
 
 
