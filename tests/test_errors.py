@@ -140,3 +140,13 @@ def test_slice_with_a_variable_step_is_refused():
     assert f"{__file__}:{_line_of(every, 'out[i] =')}" in str(info.value)
 
 
+
+
+def test_argmin_of_bools_is_refused():
+    @xpuc.jit
+    def first_false(a):
+        return np.argmin(a)
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        first_false(np.ones(10, np.bool_))
+    assert "of type IndexValueType(bool)" in str(info.value)

@@ -140,3 +140,20 @@ def test_float32_sum_accuracy():
     a = rng.uniform(0, 1, 2_000_000).astype(np.float32)
     exact = a.astype(np.float64).sum()
     assert abs(offload(numpy_functions, a)[0] - exact) / exact < 1e-5
+
+
+@xpuc.jit
+def arg_extremes(a):
+    return np.argmin(a), np.argmax(a), a.argmin(), a.argmax()
+
+
+@pytest.mark.parametrize("values", [
+    rng.normal(size=100_003),
+    np.array([3.0, 1.0, 1.0, 5.0, 5.0, 1.0]),             # ties go to the first index
+    np.array([1.0, np.nan, 0.0, np.nan, -np.inf]),        # the first NaN wins
+    rng.integers(-3, 4, (37, 53)),
+    rng.integers(0, 200, 5000).astype(np.uint8),
+    np.float32([2, 2, 2]),
+], ids=["normal", "ties", "nan", "int-2d", "uint8", "float32"])
+def test_argmin_and_argmax(values):
+    assert offload(arg_extremes, values) == arg_extremes.py_func(values)

@@ -12,13 +12,21 @@ from dataclasses import dataclass, field
 from llvmlite import ir as llvm
 from numba.core import cgutils, types
 from numba.core.typing import signature
+from numba.core.typing.builtins import IndexValueType
 from numba.parfors.parfor import Parfor
 
 from .. import runtime
 from ..errors import UnsupportedError, XpucError
 from ..passes import STAGES, Lowered, Stage, Target, lower
 from ..passes.launch_plan import LaunchPlan
-from .parfor_to_mlir import REDUCTION_WORK_ITEMS, ParforKernel, kernel_name, translate_parfor
+from .parfor_to_mlir import (
+    PARTS,
+    REDUCTION_WORK_ITEMS,
+    ParforKernel,
+    kernel_name,
+    scalar_items,
+    translate_parfor,
+)
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
 from .usm import USMArray
 
@@ -84,7 +92,8 @@ class _HostEmitter:
         self.context = lowerer.context
         self.kernel = kernel
         self.typemap = lowerer.fndesc.typemap
-        self.partials: dict[str, tuple[llvm.Value, llvm.Value]] = {}  # var -> (host, bytes)
+        # (var, part) -> (host, bytes)
+        self.partials: dict[tuple[str, int], tuple[llvm.Value, llvm.Value]] = {}
 
     def call(self, entry: str, *args: llvm.Value) -> None:
         call_runtime(self.context, self.builder, entry, *args)
@@ -116,7 +125,7 @@ class _HostEmitter:
                 self.call("xpuc_buffer_acquire", host, nbytes, copy_in, device)
                 values.append(b.add(b.ptrtoint(b.load(device), I64), first))
             elif param.kind == "partials":
-                values.append(self.partials_buffer(param.var))
+                values.append(self.partials_buffer(param.var, param.axis))
             elif param.kind in ("dim", "stride"):
                 ary = self.array(param.var)
                 ndim = self.typemap[param.var].ndim
@@ -137,7 +146,7 @@ class _HostEmitter:
         nbtype = self.typemap[var]
         value = self.lowerer.loadvar(var)
         if item is not None:
-            nbtype, value = nbtype[item], b.extract_value(value, item)
+            nbtype, value = scalar_items(nbtype)[item], b.extract_value(value, item)
         if mlir_type == "index":
             return self.context.cast(b, value, nbtype, types.int64)
         if mlir_type in ("f32", "f64"):
@@ -181,18 +190,24 @@ class _HostEmitter:
                 llvm.Constant(I64.as_pointer(), None), I32(ndim),
             )
 
-    def partials_buffer(self, var: str) -> llvm.Value:
-        """A host array for a reduction's partial results and its device copy
-        (written by the kernel, so nothing to copy in)."""
+    def partials_buffer(self, var: str, part: int) -> llvm.Value:
+        """A host array for the partial results of a reduction (of part
+        ``part`` of an IndexValue one) and its device copy (written by the
+        kernel, so nothing to copy in)."""
         b = self.builder
-        element = self.context.get_value_type(self.typemap[var])
+        element = self.context.get_value_type(self.part_types(var)[part])
         host = cgutils.alloca_once(b, element, size=REDUCTION_WORK_ITEMS)
         nbytes = I64(REDUCTION_WORK_ITEMS * self.context.get_abi_sizeof(element))
         host_bytes = b.bitcast(host, I8P)
         device = cgutils.alloca_once(b, I8P)
         self.call("xpuc_buffer_acquire", host_bytes, nbytes, I32(0), device)
-        self.partials[var] = (host, nbytes)
+        self.partials[var, part] = (host, nbytes)
         return b.ptrtoint(b.load(device), I64)
+
+    def part_types(self, var: str) -> tuple[types.Type, ...]:
+        """What the kernel reduces of a variable: itself, or an IndexValue's parts."""
+        nbtype = self.typemap[var]
+        return scalar_items(nbtype) if isinstance(nbtype, IndexValueType) else (nbtype,)
 
     def copy_back(self) -> None:
         for use in self.kernel.arrays.values():
@@ -205,13 +220,22 @@ class _HostEmitter:
         with every work-item's partial result."""
         b, context = self.builder, self.context
         for reduction in self.kernel.reductions:
-            host, nbytes = self.partials[reduction.var]
-            self.call("xpuc_buffer_release", b.bitcast(host, I8P), nbytes, I32(1))
+            hosts = []
+            for part in range(len(self.part_types(reduction.var))):
+                host, nbytes = self.partials[reduction.var, part]
+                self.call("xpuc_buffer_release", b.bitcast(host, I8P), nbytes, I32(1))
+                hosts.append(host)
             nbtype = self.typemap[reduction.var]
             total = cgutils.alloca_once_value(b, self.lowerer.loadvar(reduction.var))
             combine = signature(nbtype, nbtype, nbtype)
             with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
-                partial = b.load(b.gep(host, [loop.index]))
+                parts = [b.load(b.gep(host, [loop.index])) for host in hosts]
+                partial = parts[0]
+                if isinstance(nbtype, IndexValueType):
+                    pair = cgutils.create_struct_proxy(nbtype)(context, b)
+                    for name, value in zip(PARTS, parts):
+                        setattr(pair, name, value)
+                    partial = pair._getvalue()
                 value = context.compile_internal(b, reduction.combine, combine,
                                                  (b.load(total), partial))
                 b.store(value, total)

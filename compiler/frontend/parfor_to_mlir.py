@@ -21,6 +21,7 @@ from types import ModuleType
 import numpy as np
 from numba.core import ir, types
 from numba.core.typing import Signature, npydecl
+from numba.core.typing.builtins import IndexValue, IndexValueType
 from numba.np.numpy_support import ufunc_find_matching_loop
 from numba.parfors.parfor import Parfor
 
@@ -45,11 +46,12 @@ class KernelParam:
     """One argument of the kernel function and where the host gets it.
 
     kind: ``array`` (device copy of array ``var``), ``partials`` (a device buffer
-    of REDUCTION_WORK_ITEMS partial results of reduction variable ``var``),
+    of REDUCTION_WORK_ITEMS partial results of reduction variable ``var``, of
+    its part ``axis`` for an IndexValue),
     ``dim`` (``var.shape[axis]``),
     ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of
     loop nest ``axis``, held in ``var``), ``scalar``, ``tuple_item`` (item
-    ``axis`` of a tuple of scalars), ``pointer`` (array ``var`` again, as a
+    ``axis`` of a tuple of scalars or an IndexValue), ``pointer`` (array ``var`` again, as a
     SPIR-V pointer for atomics).
     """
 
@@ -146,6 +148,24 @@ class _Tuple:
 
 
 @dataclass(frozen=True)
+class _IndexValue:
+    """Numba's ``IndexValue(index, value)``, what np.argmin / np.argmax reduce."""
+
+    index: Value
+    value: Value
+
+
+PARTS = ("index", "value")  # an _IndexValue's fields, in the order of its struct
+
+
+def scalar_items(nbtype: types.Type) -> tuple[types.Type, ...]:
+    """The scalars a tuple or an IndexValue is made of, in order."""
+    if isinstance(nbtype, IndexValueType):
+        return (types.intp, nbtype.val_typ)
+    return tuple(nbtype)
+
+
+@dataclass(frozen=True)
 class _Slice:
     """``slice(start, stop, step)``; None where the slice leaves a part out."""
 
@@ -202,23 +222,43 @@ class _Translation:
         return slot
 
     def define(self, var: ir.Var, held: object) -> None:
-        """Bind a body variable; a scalar also goes to its slot, where other
-        blocks find it."""
+        """Bind a body variable; a scalar (each part of an IndexValue) also
+        goes to its slot, where other blocks find it."""
         if isinstance(held, Value):
             held = arith.cast(self.b, held, self.typed(var))
-            if var.name not in self.slots:
-                self.slots[var.name] = self.alloca(held.type)
-            self.b.emit(f"memref.store {held.name}, {self.slots[var.name]}[] "
-                        f": memref<{held.type.mlir}>")
+            self._store(var.name, held)
+        elif isinstance(held, _IndexValue):
+            held = _IndexValue(*(arith.cast(self.b, getattr(held, part), ty) for part, ty in
+                                 zip(PARTS, self._part_types(var))))
+            for part in PARTS:
+                self._store(f"{var.name}.{part}", getattr(held, part))
+        if isinstance(held, (Value, _IndexValue)):
             self.local.add(var.name)
         self.env[var.name] = held
 
+    def _store(self, slot_name: str, value: Value) -> None:
+        if slot_name not in self.slots:
+            self.slots[slot_name] = self.alloca(value.type)
+        self.b.emit(f"memref.store {value.name}, {self.slots[slot_name]}[] "
+                    f": memref<{value.type.mlir}>")
+
+    def _load(self, slot_name: str, type: ScalarType) -> Value:
+        return self.b.op(f"memref.load {self.slots[slot_name]}[] : memref<{type.mlir}>", type)
+
+    def _part_types(self, var: ir.Var) -> list[ScalarType]:
+        return [scalar_type(ty, f"'{var.name}'", var.loc)
+                for ty in scalar_items(self.typemap[var.name])]
+
     def lookup(self, var: ir.Var) -> object:
-        if var.name in self.slots and var.name not in self.local:
-            scalar = self.typed(var)
-            self.env[var.name] = self.b.op(
-                f"memref.load {self.slots[var.name]}[] : memref<{scalar.mlir}>", scalar)
-            self.local.add(var.name)
+        if var.name not in self.local:
+            if var.name in self.slots:
+                self.env[var.name] = self._load(var.name, self.typed(var))
+                self.local.add(var.name)
+            elif f"{var.name}.index" in self.slots:
+                self.env[var.name] = _IndexValue(*(
+                    self._load(f"{var.name}.{part}", ty)
+                    for part, ty in zip(PARTS, self._part_types(var))))
+                self.local.add(var.name)
         return self.env.get(var.name)
 
     def value(self, var: ir.Var) -> Value:
@@ -422,8 +462,48 @@ def _call(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
         special = None
     if special is not None:
         return special(t, expr, target)
+    return _call_on_scalars(t, expr, key)
+
+
+def _call_on_scalars(t: _Translation, expr: ir.Expr, key: object) -> Value:
     operands = [t.value(a) for a in expr.args]
     return _apply_rule(t, key, operands, expr, f"call to {_name(key)}")
+
+
+@call_rule(IndexValue)
+def _index_value(t: _Translation, expr: ir.Expr, target: ir.Var) -> _IndexValue:
+    index, value = (t.value(a) for a in expr.args)
+    return _IndexValue(index, value)
+
+
+@call_rule(builtins.min, builtins.max)
+def _min_max(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
+    """min/max of scalars, or of two IndexValues as Numba orders them
+    (numba/cpython/builtins.py, indval_min/indval_max): a NaN value wins,
+    equal values go to the smaller index."""
+    key = t.typemap[expr.func.name].typing_key
+    if not isinstance(t.typemap[target.name], IndexValueType):
+        return _call_on_scalars(t, expr, key)
+    first, second = (t.lookup(a) for a in expr.args)
+    b = t.b
+    nan = [arith.compare(b, "ne", v.value, v.value) if v.value.type.is_float
+           else b.constant(False, BOOL) for v in (first, second)]
+    ahead = arith.compare(b, "lt" if key is builtins.min else "gt", second.value, first.value)
+    tie = arith.compare(b, "eq", second.value, first.value)
+    earlier = arith.compare(b, "le", second.index, first.index)
+    # second wins: both NaN and an earlier index; or only it NaN; or, neither
+    # NaN, it is ahead or equal with an earlier index
+    neither = arith.binary(b, "arith.andi", arith.compare(b, "eq", nan[0], nan[1]),
+                           arith.binary(b, "arith.xori", nan[0], b.constant(True, BOOL)))
+    ordered = arith.binary(b, "arith.ori", ahead, arith.binary(b, "arith.andi", tie, earlier))
+    both_nan = arith.binary(b, "arith.andi", nan[0], nan[1])
+    only_second_nan = arith.binary(b, "arith.andi", nan[1],
+                                   arith.binary(b, "arith.xori", nan[0], b.constant(True, BOOL)))
+    takes_second = arith.binary(b, "arith.ori", arith.binary(b, "arith.andi", neither, ordered),
+                                arith.binary(b, "arith.ori", only_second_nan,
+                                             arith.binary(b, "arith.andi", both_nan, earlier)))
+    return _IndexValue(*(arith.select(b, takes_second, getattr(second, part), getattr(first, part))
+                         for part in PARTS))
 
 
 def _name(obj: object) -> str:
@@ -440,6 +520,8 @@ def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
         return _literal(t, getattr(base.obj, expr.attr), target, expr.loc)
     if isinstance(base, _Array) and expr.attr == "shape":
         return _Tuple(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
+    if isinstance(base, _IndexValue) and expr.attr in PARTS:
+        return getattr(base, expr.attr)
     fields = getattr(t.typemap[expr.value.name], "fields", ())
     if isinstance(base, _Tuple) and expr.attr in fields:  # a namedtuple's field
         return base.items[fields.index(expr.attr)]
@@ -736,10 +818,10 @@ def bind_param(t: _Translation, name: str, loc: ir.Loc) -> None:
         t.arrays[name] = ArrayUse(name)
     elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
         t.env[name] = _Callee(getattr(nbtype, "typing_key", None))
-    elif isinstance(nbtype, types.BaseTuple):  # of scalars: one argument per item
-        t.env[name] = _Tuple(tuple(
-            _scalar_param(t, KernelParam("tuple_item", name, "", k), item, loc)
-            for k, item in enumerate(nbtype)))
+    elif isinstance(nbtype, (types.BaseTuple, IndexValueType)):  # one argument per item
+        items = tuple(_scalar_param(t, KernelParam("tuple_item", name, "", k), item, loc)
+                      for k, item in enumerate(scalar_items(nbtype)))
+        t.env[name] = _IndexValue(*items) if isinstance(nbtype, IndexValueType) else _Tuple(items)
     else:
         t.env[name] = _scalar_param(t, KernelParam("scalar", name, ""), nbtype, loc)
 
@@ -893,19 +975,28 @@ def _translate_map_body(t: _Translation, ivs: list[Value],
 def _translate_reduction_body(t: _Translation, flat: Value, bounds: list[tuple[_Bound, _Bound]],
                               reductions: list[_ReductionArg]) -> list[Value]:
     """One call per iteration, the ``flat``-th of the nest (row-major): the
-    reduction variables come in as arguments and go out as results."""
+    reduction variables come in as arguments and go out as results (an
+    IndexValue as its two parts)."""
     b = t.b
     accumulators = [Value(f"%acc{k}", r.dtype) for k, r in enumerate(reductions)]
-    for r, acc in zip(reductions, accumulators):
-        t.define(_var(t, r.reduction.var), acc)
+    for name, parts in _by_variable(reductions, accumulators).items():
+        t.define(_var(t, name), _IndexValue(*parts) if len(parts) == 2 else parts[0])
     _define_indices(t, _delinearize(b, flat, bounds))
     _emit_blocks(t, t.parfor.loop_body, "^exit")
     b.emit("^exit:", indent=-1)
     t.local = set()
-    results = [t.value(_var(t, r.reduction.var)) for r in reductions]
+    results = [getattr(t.lookup(_var(t, r.reduction.var)), r.part) if r.part
+               else t.value(_var(t, r.reduction.var)) for r in reductions]
     b.emit(f"return {', '.join(v.name for v in results)} : "
            f"{', '.join(v.type.mlir for v in results)}")
     return accumulators
+
+
+def _by_variable(reductions: list[_ReductionArg], values: list[Value]) -> dict[str, list[Value]]:
+    grouped: dict[str, list[Value]] = {}
+    for r, value in zip(reductions, values):
+        grouped.setdefault(r.reduction.var, []).append(value)
+    return grouped
 
 
 def _var(t: _Translation, name: str) -> ir.Var:
@@ -1035,25 +1126,33 @@ _COMBINE_BY_CALLEE = {
 
 @dataclass(frozen=True)
 class _ReductionArg:
+    """A scalar the reduction kernel carries: a reduction variable, or one
+    part of an IndexValue variable (np.argmin / np.argmax)."""
+
     reduction: Reduction
     dtype: ScalarType
     partials: str  # SSA name of the partial results' memref argument
     variable: Value  # the variable's value before the loop (an argument)
     identity: int | None  # what work-items start from; None: from ``variable``
+    part: str | None = None  # of an IndexValue: "index" or "value"
 
 
 def _reductions(t: _Translation) -> list[_ReductionArg]:
-    """Each reduction variable, its partials argument and the value its
+    """Each reduction variable (part), its partials argument and the value its
     work-items start from."""
     found = []
     for name in t.parfor.redvars:
         info = t.parfor.reddict[name]
-        dtype = scalar_type(t.typemap[name], f"reduction variable '{_user_names([name])}'",
-                            t.parfor.loc)
-        if dtype.kind == "b":
+        nbtype = t.typemap[name]
+        paired = isinstance(nbtype, IndexValueType)
+        what = f"reduction variable '{_user_names([name])}'"
+        dtypes = [scalar_type(ty, what, t.parfor.loc)
+                  for ty in (scalar_items(nbtype) if paired else (nbtype,))]
+        if dtypes[-1].kind == "b":
             raise UnsupportedError(
-                f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} of type bool")
-        if info.redop in _COMBINE_BY_OPERATOR:
+                f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} of type "
+                f"{nbtype}")
+        if info.redop in _COMBINE_BY_OPERATOR and not paired:
             combine, identity = _COMBINE_BY_OPERATOR[info.redop]
         else:
             combine, identity = _min_max_callee(t, info.reduce_nodes), None
@@ -1061,9 +1160,11 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
                 raise UnsupportedError(
                     f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} with an "
                     "operator other than +=, -=, *=, /=, min or max")
-        partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype)))
-        found.append(_ReductionArg(Reduction(name, combine), dtype, partials, t.env[name],
-                                   identity))
+        start = t.env[name]
+        for axis, (dtype, part) in enumerate(zip(dtypes, PARTS if paired else (None,))):
+            partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype), axis))
+            found.append(_ReductionArg(Reduction(name, combine), dtype, partials,
+                                       getattr(start, part) if part else start, identity, part))
     return found
 
 
@@ -1122,7 +1223,7 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
         + body_text + "\n  }\n}\n"
     )
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
-                        tuple(r.reduction for r in reductions))
+                        tuple(dict.fromkeys(r.reduction for r in reductions)))
 
 
 def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
