@@ -581,3 +581,33 @@ def test_namedtuple_fields_in_prange():
     expected = np.clip(a, -1.0, 2.0)
     offload(clip, a, Pair(-1.0, 2.0))
     np.testing.assert_array_equal(a, expected)
+
+
+def test_thread_count_in_prange():
+    @xpuc.jit
+    def counts(out, launching):
+        numba.set_num_threads(launching)
+        for i in numba.prange(out.shape[0]):
+            out[i, 0] = numba.get_num_threads()  # the launching thread's count
+            numba.set_num_threads(1 + i % launching)
+            out[i, 1] = numba.get_num_threads()  # the body's own setting
+
+    launching = numba.config.NUMBA_NUM_THREADS
+    out = np.zeros((20, 2), np.int64)
+    offload(counts, out, launching)
+    np.testing.assert_array_equal(out[:, 0], launching)
+    np.testing.assert_array_equal(out[:, 1], 1 + np.arange(20) % launching)
+    assert numba.get_num_threads() == launching
+
+
+def test_thread_count_in_a_reduction():
+    @xpuc.jit
+    def total(n, most):
+        acc = 0
+        for i in numba.prange(n):
+            numba.set_num_threads(1 + i % most)
+            acc += numba.get_num_threads()
+        return acc
+
+    most = numba.config.NUMBA_NUM_THREADS
+    assert offload(total, 101, most) == total.py_func(101, most)

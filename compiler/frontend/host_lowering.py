@@ -9,6 +9,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 
+import numba
 from llvmlite import ir as llvm
 from numba.core import cgutils, types
 from numba.core.typing import signature
@@ -124,6 +125,9 @@ class _HostEmitter:
                 copy_in = I32(int((use.reads or use.writes) and not use.fresh))
                 self.call("xpuc_buffer_acquire", host, nbytes, copy_in, device)
                 values.append(b.add(b.ptrtoint(b.load(device), I64), first))
+            elif param.kind == "num_threads":
+                values.append(self.context.compile_internal(
+                    b, _launching_thread_count, signature(types.int64), ()))
             elif param.kind == "partials":
                 values.append(self.partials_buffer(param.var, param.axis))
             elif param.kind in ("dim", "stride"):
@@ -240,6 +244,10 @@ class _HostEmitter:
                                                  (b.load(total), partial))
                 b.store(value, total)
             self.lowerer.storevar(b.load(total), reduction.var)
+
+
+def _launching_thread_count() -> int:
+    return numba.get_num_threads()
 
 
 def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 
+import numba
 import numpy as np
 from numba.core import ir, types
 from numba.core.typing import Signature, npydecl
@@ -29,6 +30,7 @@ from ..dialects import (
     BOOL,
     F32,
     F64,
+    I64,
     INDEX,
     Builder,
     ScalarType,
@@ -51,7 +53,8 @@ class KernelParam:
     ``dim`` (``var.shape[axis]``),
     ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of
     loop nest ``axis``, held in ``var``), ``scalar``, ``tuple_item`` (item
-    ``axis`` of a tuple of scalars or an IndexValue), ``pointer`` (array ``var`` again, as a
+    ``axis`` of a tuple of scalars or an IndexValue), ``num_threads`` (what
+    ``numba.get_num_threads()`` gives at the launch), ``pointer`` (array ``var`` again, as a
     SPIR-V pointer for atomics).
     """
 
@@ -210,6 +213,7 @@ class _Translation:
     slots: dict[str, str] = field(default_factory=dict)  # variable -> its alloca
     allocas: list[str] = field(default_factory=list)  # entry-block lines
     local: set[str] = field(default_factory=set)  # scalars current in this block
+    threads: str | None = None  # the slot of get_num_threads() in the body
 
     def add_param(self, param: KernelParam) -> str:
         name = f"%arg{len(self.args)}"
@@ -580,6 +584,31 @@ def _tuple_item(t: _Translation, held: _Tuple, index: object, loc: ir.Loc) -> Va
         chosen = arith.select(b, arith.compare(b, "eq", position, b.index_constant(k)), item,
                               chosen)
     return chosen
+
+
+def _thread_count_slot(t: _Translation) -> str:
+    """The slot that holds each iteration's thread count: Numba's workers
+    start with the launching thread's, set_num_threads in the body changes
+    it for the rest of the iteration (a thread-local setting in Numba)."""
+    if t.threads is None:
+        launching = t.add_param(KernelParam("num_threads", "", "i64"))
+        t.threads = t.alloca(I64)
+        t.allocas.append(f"memref.store {launching}, {t.threads}[] : memref<i64>")
+    return t.threads
+
+
+@call_rule(numba.get_num_threads)
+def _get_num_threads(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    return t.b.op(f"memref.load {_thread_count_slot(t)}[] : memref<i64>", I64)
+
+
+@call_rule(numba.set_num_threads)
+def _set_num_threads(t: _Translation, expr: ir.Expr, target: ir.Var) -> None:
+    # unchecked: a kernel cannot raise Numba's ValueError for a count out of
+    # 1..NUMBA_NUM_THREADS
+    (count,) = expr.args
+    value = arith.cast(t.b, t.value(count), I64)
+    t.b.emit(f"memref.store {value.name}, {_thread_count_slot(t)}[] : memref<i64>")
 
 
 @call_rule(slice)
@@ -1197,21 +1226,23 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
     _bind_params(t)
     bounds = _loop_bounds(t)
     reductions = _reductions(t)
-    operands = [(ssa, p.mlir_type) for ssa, p in t.args]
     if reductions:
         flat = Value("%iv0", INDEX)
         accumulators = _translate_reduction_body(t, flat, bounds, reductions)
         body_args = [flat] + accumulators
         results = f" -> ({', '.join(r.dtype.mlir for r in reductions)})"
-        t.b = main
-        _reduction_loop(main, f"{name}_body", operands, bounds, reductions)
-        ndim = 2  # chunks x lanes
     else:
         ndim = 1 + len(_kernel_nest(bounds)[1])
         body_args = [Value(f"%iv{axis}", INDEX) for axis in range(ndim)]
         _translate_map_body(t, body_args, bounds)
         results = ""
-        t.b = main
+    # the body may have added arguments (get_num_threads)
+    operands = [(ssa, p.mlir_type) for ssa, p in t.args]
+    t.b = main
+    if reductions:
+        _reduction_loop(main, f"{name}_body", operands, bounds, reductions)
+        ndim = 2  # chunks x lanes
+    else:
         _map_loop(main, f"{name}_body", operands, bounds)
     signature = ", ".join(f"{ssa}: {type}" for ssa, type in operands)
     body_signature = ", ".join([f"{ssa}: {type}" for ssa, type in operands]
