@@ -157,3 +157,19 @@ def arg_extremes(a):
 ], ids=["normal", "ties", "nan", "int-2d", "uint8", "float32"])
 def test_argmin_and_argmax(values):
     assert offload(arg_extremes, values) == arg_extremes.py_func(values)
+
+
+@pytest.mark.parametrize("n", [1, 9, 211, 100_003])
+def test_loop_invariant_float_sums(n):
+    # regression: these came out as garbage when the last row's scf.if
+    # yielded the partial results (a device-compiler vectorizer bug)
+    @xpuc.jit
+    def counts(n, weight):
+        ones, weighted = 0.0, 0.0
+        for i in numba.prange(n):
+            ones += 1.0
+            weighted += weight
+        return ones, weighted
+
+    assert offload(counts, n, 0.5) == (float(n), 0.5 * n)
+    assert offload(xpuc.jit(lambda n: np.ones(n).sum()), n) == float(n)

@@ -1087,16 +1087,21 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         last = arith.binary(b, "arith.addi", arith.binary(b, "arith.muli", rows, lanes), lane)
         takes_last = arith.binary(b, "arith.andi", arith.compare(b, "eq", chunk, zero),
                                   arith.compare(b, "lt", last, total))
-        partial, whole = b.fresh(), [f"{loop}#{k}" for k in range(len(reductions))]
-        with b.region(f"{partial}:{len(reductions)} = scf.if {takes_last.name} -> ({types})",
-                      "}"):
-            yield_(call(last, whole))
-            b.emit("} else {", indent=-1)
-            yield_(loop)
         work_item = arith.binary(b, "arith.addi",
                                  arith.binary(b, "arith.muli", chunk, lanes), lane)
-        for k, r in enumerate(reductions):
-            memref.store(b, Value(f"{partial}#{k}", r.dtype), r.partials, r.dtype, work_item)
+
+        def store(results: str) -> None:
+            for k, r in enumerate(reductions):
+                memref.store(b, Value(f"{results}#{k}", r.dtype), r.partials, r.dtype,
+                             work_item)
+
+        # each branch stores its own results: an scf.if that yields them made
+        # the OpenCL CPU device's vectorizer carry a loop-invariant float sum
+        # (``s += 1.0``) from one work-item into the next
+        with b.region(f"scf.if {takes_last.name}", "}"):
+            store(call(last, [f"{loop}#{k}" for k in range(len(reductions))]))
+            b.emit("} else {", indent=-1)
+            store(loop)
 
 
 def _successor(blocks: dict, label: int, after: str) -> str:
