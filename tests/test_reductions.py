@@ -166,7 +166,7 @@ def test_loop_invariant_float_sums(n):
     @xpuc.jit
     def counts(n, weight):
         ones, weighted = 0.0, 0.0
-        for i in numba.prange(n):
+        for _i in numba.prange(n):
             ones += 1.0
             weighted += weight
         return ones, weighted

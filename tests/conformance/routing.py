@@ -94,6 +94,11 @@ class OffloadedDispatcher:
         self._argtypes: set[tuple] = set()
         ACTIVITY.functions += 1
 
+    @property
+    def _numba_type_(self) -> Any:
+        """Passed into Numba code, it is the xpuc function (its CPU build)."""
+        return self.function._numba_type_
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         result = _call_on_device(self.function, *args, **kwargs)
         self._argtypes.add(tuple(numba.typeof(arg) for arg in args))
