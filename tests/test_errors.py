@@ -150,3 +150,15 @@ def test_argmin_of_bools_is_refused():
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
         first_false(np.ones(10, np.bool_))
     assert "of type IndexValueType(bool)" in str(info.value)
+
+
+def test_complex_operation_without_a_rule_is_refused():
+    @xpuc.jit
+    def exponentials(a, out):
+        for i in numba.prange(a.shape[0]):
+            out[i] = np.exp(a[i])
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        exponentials(np.ones(4, np.complex128), np.zeros(4, np.complex128))
+    assert "call to numpy.exp on complex numbers" in str(info.value)
+    assert f"{__file__}:{_line_of(exponentials, 'out[i] =')}" in str(info.value)

@@ -611,3 +611,48 @@ def test_thread_count_in_a_reduction():
 
     most = numba.config.NUMBA_NUM_THREADS
     assert offload(total, 101, most) == total.py_func(101, most)
+
+
+def complex_data(n, dtype):
+    return (data(n, np.float64) + 1j * data(n, np.float64)).astype(dtype)
+
+
+@xpuc.jit
+def complex_arithmetic(a, b, out):
+    for i in numba.prange(a.shape[0]):
+        x = a[i] * b[i] - np.conj(a[i]) / (b[i] + 1j) + 2.5
+        out[i] = x + abs(x) + x.real - x.imag * 2 + np.real(a[i]) + np.imag(b[i]) \
+            + complex(1.5, -2) - (-x)
+
+
+@pytest.mark.parametrize("dtypes", [(np.complex128, np.complex128), (np.complex64, np.complex64),
+                                    (np.complex128, np.complex64)], ids=str)
+def test_complex_arithmetic_in_prange(dtypes):
+    a, b = (complex_data(200, dtype) for dtype in dtypes)
+    out = np.zeros(200, np.result_type(*dtypes))
+    expected = out.copy()
+    offload(complex_arithmetic, a, b, out)
+    numba.njit(complex_arithmetic.py_func)(a, b, expected)
+    rtol = 1e-12 if out.dtype == np.complex128 else 1e-5
+    np.testing.assert_allclose(out, expected, rtol=rtol)
+
+
+def test_complex_division_by_a_small_or_zero_part():
+    @xpuc.jit
+    def divide(a, b):
+        return a / b
+
+    a = complex_data(6, np.complex128)
+    b = np.array([1e-300 + 1j, 1 + 1e-300j, 3 - 4j, -2j, 5.0, 1e300 + 1e300j])
+    np.testing.assert_allclose(offload(divide, a, b), a / b, rtol=1e-15)
+
+
+def test_complex_array_expressions_and_constructors():
+    @xpuc.jit
+    def build(n, start, step):
+        return np.ones(n, dtype=np.complex64) + np.complex128(1.0), np.arange(start, n, step)
+
+    ones, steps = offload(build, 7, 2, 0.5 + 1j)
+    expected_ones, expected_steps = build.py_func(7, 2, 0.5 + 1j)
+    np.testing.assert_array_equal(ones, expected_ones)
+    np.testing.assert_allclose(steps, expected_steps, rtol=1e-15)

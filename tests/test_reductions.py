@@ -173,3 +173,19 @@ def test_loop_invariant_float_sums(n):
 
     assert offload(counts, n, 0.5) == (float(n), 0.5 * n)
     assert offload(xpuc.jit(lambda n: np.ones(n).sum()), n) == float(n)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_sums_products_and_statistics(dtype):
+    @xpuc.jit
+    def moments(a):
+        total, rotation = 0j, 1 + 0j
+        for i in numba.prange(a.shape[0]):
+            total += a[i]
+            rotation *= a[i] / abs(a[i])
+        return total, rotation, a.mean(), a.var(), np.sum(a)
+
+    a = (rng.normal(size=1001) + 1j * rng.normal(size=1001)).astype(dtype)
+    rtol = 1e-9 if dtype == np.complex128 else 1e-3
+    for got, want in zip(offload(moments, a), numba.njit(moments.py_func)(a)):
+        np.testing.assert_allclose(got, want, rtol=rtol)

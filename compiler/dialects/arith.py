@@ -332,6 +332,17 @@ def _square(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
 
 
 
+@rule(np.conjugate, np.real)
+def _real_part(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+    # a real number is its own conjugate and real part (np.var uses both)
+    return args[0]
+
+
+@rule(np.imag)
+def _imaginary_part(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+    return b.constant(0, result)
+
+
 @rule(wrap_index)
 def _wrap_index(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     """Numba's array analysis puts a slice bound in ``[0, size]``: a negative

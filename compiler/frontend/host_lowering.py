@@ -13,7 +13,6 @@ import numba
 from llvmlite import ir as llvm
 from numba.core import cgutils, types
 from numba.core.typing import signature
-from numba.core.typing.builtins import IndexValueType
 from numba.parfors.parfor import Parfor
 
 from .. import runtime
@@ -21,9 +20,9 @@ from ..errors import UnsupportedError, XpucError
 from ..passes import STAGES, Lowered, Stage, Target, lower
 from ..passes.launch_plan import LaunchPlan
 from .parfor_to_mlir import (
-    PARTS,
     REDUCTION_WORK_ITEMS,
     ParforKernel,
+    composite_of,
     kernel_name,
     scalar_items,
     translate_parfor,
@@ -209,9 +208,10 @@ class _HostEmitter:
         return b.ptrtoint(b.load(device), I64)
 
     def part_types(self, var: str) -> tuple[types.Type, ...]:
-        """What the kernel reduces of a variable: itself, or an IndexValue's parts."""
+        """What the kernel reduces of a variable: itself, or the parts of an
+        IndexValue or a complex number."""
         nbtype = self.typemap[var]
-        return scalar_items(nbtype) if isinstance(nbtype, IndexValueType) else (nbtype,)
+        return scalar_items(nbtype) if composite_of(nbtype) else (nbtype,)
 
     def copy_back(self) -> None:
         for use in self.kernel.arrays.values():
@@ -235,9 +235,10 @@ class _HostEmitter:
             with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
                 parts = [b.load(b.gep(host, [loop.index])) for host in hosts]
                 partial = parts[0]
-                if isinstance(nbtype, IndexValueType):
+                composite = composite_of(nbtype)
+                if composite:
                     pair = cgutils.create_struct_proxy(nbtype)(context, b)
-                    for name, value in zip(PARTS, parts):
+                    for name, value in zip(composite.PARTS, parts):
                         setattr(pair, name, value)
                     partial = pair._getvalue()
                 value = context.compile_internal(b, reduction.combine, combine,

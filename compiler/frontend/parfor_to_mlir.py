@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -33,9 +34,11 @@ from ..dialects import (
     I64,
     INDEX,
     Builder,
+    Complex,
     ScalarType,
     Value,
     arith,
+    lookup_complex_rule,
     lookup_rule,
     memref,
     scf,
@@ -138,6 +141,8 @@ class _Array:
     memref_type: str | None = None  # when not memref<?xT> (work-group local memory)
     # element offset of a view's first element (``a[i]``, ``a[1:3]`` in a body)
     offset: Value | None = None
+    # of complex numbers: element k is dtype's floats 2k (real) and 2k+1 (imag)
+    is_complex: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,15 +161,25 @@ class _IndexValue:
 
     index: Value
     value: Value
+    PARTS: ClassVar[tuple[str, str]] = ("index", "value")  # in the order of its struct
 
 
-PARTS = ("index", "value")  # an _IndexValue's fields, in the order of its struct
+def composite_of(nbtype: types.Type | None) -> type | None:
+    """The value class of a Numba type held as two scalars (IndexValue,
+    complex), or None."""
+    if isinstance(nbtype, IndexValueType):
+        return _IndexValue
+    if isinstance(nbtype, types.Complex):
+        return Complex
+    return None
 
 
 def scalar_items(nbtype: types.Type) -> tuple[types.Type, ...]:
-    """The scalars a tuple or an IndexValue is made of, in order."""
+    """The scalars a tuple, an IndexValue or a complex number is made of, in order."""
     if isinstance(nbtype, IndexValueType):
         return (types.intp, nbtype.val_typ)
+    if isinstance(nbtype, types.Complex):
+        return (nbtype.underlying_float,) * 2
     return tuple(nbtype)
 
 
@@ -226,17 +241,20 @@ class _Translation:
         return slot
 
     def define(self, var: ir.Var, held: object) -> None:
-        """Bind a body variable; a scalar (each part of an IndexValue) also
-        goes to its slot, where other blocks find it."""
+        """Bind a body variable; a scalar (each part of an IndexValue or a
+        complex number) also goes to its slot, where other blocks find it."""
+        composite = composite_of(self.typemap.get(var.name))
+        if composite is Complex and isinstance(held, Value):  # x = 1.0 of a complex x
+            held = as_complex(self.b, held, self._part_types(var)[0])
         if isinstance(held, Value):
             held = arith.cast(self.b, held, self.typed(var))
             self._store(var.name, held)
-        elif isinstance(held, _IndexValue):
-            held = _IndexValue(*(arith.cast(self.b, getattr(held, part), ty) for part, ty in
-                                 zip(PARTS, self._part_types(var))))
-            for part in PARTS:
+        elif isinstance(held, (_IndexValue, Complex)):
+            held = type(held)(*(arith.cast(self.b, getattr(held, part), ty) for part, ty in
+                                zip(held.PARTS, self._part_types(var))))
+            for part in held.PARTS:
                 self._store(f"{var.name}.{part}", getattr(held, part))
-        if isinstance(held, (Value, _IndexValue)):
+        if isinstance(held, (Value, _IndexValue, Complex)):
             self.local.add(var.name)
         self.env[var.name] = held
 
@@ -255,13 +273,14 @@ class _Translation:
 
     def lookup(self, var: ir.Var) -> object:
         if var.name not in self.local:
+            composite = composite_of(self.typemap.get(var.name))
             if var.name in self.slots:
                 self.env[var.name] = self._load(var.name, self.typed(var))
                 self.local.add(var.name)
-            elif f"{var.name}.index" in self.slots:
-                self.env[var.name] = _IndexValue(*(
+            elif composite is not None and f"{var.name}.{composite.PARTS[0]}" in self.slots:
+                self.env[var.name] = composite(*(
                     self._load(f"{var.name}.{part}", ty)
-                    for part, ty in zip(PARTS, self._part_types(var))))
+                    for part, ty in zip(composite.PARTS, self._part_types(var))))
                 self.local.add(var.name)
         return self.env.get(var.name)
 
@@ -362,8 +381,11 @@ def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> obj
     function a callee to look up rules by."""
     if value is None:
         return None
-    if isinstance(value, (np.bool_, np.integer, np.floating)):  # np.int64(3) made outside
+    if isinstance(value, (np.bool_, np.number)):  # np.int64(3) made outside
         value = value.item()
+    if isinstance(value, complex):
+        part = scalar_type(t.typemap[target.name].underlying_float, "constant", loc)
+        return Complex(t.b.constant(value.real, part), t.b.constant(value.imag, part))
     if isinstance(value, (bool, int, float)):
         return t.b.constant(value, t.typed(target))
     if isinstance(value, tuple) and all(isinstance(v, (bool, int, float)) for v in value):
@@ -433,8 +455,7 @@ def _computed_in(key: object, sig: Signature) -> tuple[types.Type, ...]:
 def _binop(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     if expr.fn in (operator.is_, operator.is_not):
         return _identity_test(t, expr, target)
-    operands = [t.value(expr.lhs), t.value(expr.rhs)]
-    return _apply_rule(t, expr.fn, operands, expr, f"operator {_name(expr.fn)}")
+    return _operate(t, expr.fn, [expr.lhs, expr.rhs], expr, f"operator {_name(expr.fn)}")
 
 
 def _identity_test(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
@@ -450,7 +471,7 @@ def _identity_test(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
 
 @_expr_rule("unary")
 def _unary(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
-    return _apply_rule(t, expr.fn, [t.value(expr.value)], expr, f"operator {_name(expr.fn)}")
+    return _operate(t, expr.fn, [expr.value], expr, f"operator {_name(expr.fn)}")
 
 
 @_expr_rule("call")
@@ -469,9 +490,36 @@ def _call(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     return _call_on_scalars(t, expr, key)
 
 
-def _call_on_scalars(t: _Translation, expr: ir.Expr, key: object) -> Value:
-    operands = [t.value(a) for a in expr.args]
-    return _apply_rule(t, key, operands, expr, f"call to {_name(key)}")
+def _call_on_scalars(t: _Translation, expr: ir.Expr, key: object) -> object:
+    return _operate(t, key, expr.args, expr, f"call to {_name(key)}")
+
+
+def _operate(t: _Translation, key: object, args: list[ir.Var], expr: ir.Expr,
+             what: str) -> object:
+    """An operator or callee on scalar or complex operands."""
+    result = t.calltypes[expr].return_type
+    if not any(isinstance(ty, types.Complex)
+               for ty in [result, *(t.typemap[a.name] for a in args)]):
+        return _apply_rule(t, key, [t.value(a) for a in args], expr, what)
+    rule = lookup_complex_rule(key)
+    if rule is None:
+        raise UnsupportedError(f"{_where(expr.loc)}: {what} on complex numbers in a parfor body")
+    widest = max((ty for ty in [result, *(t.typemap[a.name] for a in args)]
+                  if isinstance(ty, types.Complex)), key=lambda ty: ty.bitwidth)
+    part = scalar_type(widest.underlying_float, what, expr.loc)
+    value = rule(t.b, [as_complex(t.b, t.lookup(a), part) for a in args])
+    if isinstance(result, types.Complex):
+        return as_complex(t.b, value, scalar_type(result.underlying_float, what, expr.loc))
+    return arith.cast(t.b, value, scalar_type(result, what, expr.loc))
+
+
+def as_complex(b: Builder, held: object, part: ScalarType) -> Complex:
+    """``held`` (a complex or real value) as a complex of ``part`` floats."""
+    if isinstance(held, Complex):
+        return Complex(*(arith.cast(b, getattr(held, p), part) for p in Complex.PARTS))
+    if not isinstance(held, Value):
+        raise UnsupportedError(f"{held!r} used as a number in a parfor body")
+    return Complex(arith.cast(b, held, part), b.constant(0.0, part))
 
 
 @call_rule(IndexValue)
@@ -507,7 +555,7 @@ def _min_max(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
                                 arith.binary(b, "arith.ori", only_second_nan,
                                              arith.binary(b, "arith.andi", both_nan, earlier)))
     return _IndexValue(*(arith.select(b, takes_second, getattr(second, part), getattr(first, part))
-                         for part in PARTS))
+                         for part in _IndexValue.PARTS))
 
 
 def _name(obj: object) -> str:
@@ -524,8 +572,10 @@ def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
         return _literal(t, getattr(base.obj, expr.attr), target, expr.loc)
     if isinstance(base, _Array) and expr.attr == "shape":
         return _Tuple(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
-    if isinstance(base, _IndexValue) and expr.attr in PARTS:
+    if isinstance(base, (_IndexValue, Complex)) and expr.attr in base.PARTS:
         return getattr(base, expr.attr)
+    if isinstance(base, Value) and expr.attr in Complex.PARTS:  # of a real number
+        return base if expr.attr == "real" else t.b.constant(0, base.type)
     fields = getattr(t.typemap[expr.value.name], "fields", ())
     if isinstance(base, _Tuple) and expr.attr in fields:  # a namedtuple's field
         return base.items[fields.index(expr.attr)]
@@ -563,8 +613,19 @@ def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
     if len(indices) < len(array.dims) or any(isinstance(i, _Slice) for i in indices):
         return _view(t, array, indices, expr.loc)
     note_use(t, array, reads=True)
-    return memref.load(t.b, array.memref, array.dtype,
-                       element_offset(t, array, indices, expr.loc), array.memref_type)
+    offsets = _float_offsets(t.b, array, element_offset(t, array, indices, expr.loc))
+    loaded = [memref.load(t.b, array.memref, array.dtype, at, array.memref_type)
+              for at in offsets]
+    return Complex(*loaded) if array.is_complex else loaded[0]
+
+
+def _float_offsets(b: Builder, array: _Array, offset: Value) -> list[Value]:
+    """Where element ``offset`` is in the memref: one offset, or for complex
+    numbers those of its real and imaginary parts."""
+    if not array.is_complex:
+        return [offset]
+    real = arith.binary(b, "arith.muli", offset, b.index_constant(2))
+    return [real, arith.binary(b, "arith.addi", real, b.index_constant(1))]
 
 
 def _tuple_item(t: _Translation, held: _Tuple, index: object, loc: ir.Loc) -> Value:
@@ -794,9 +855,14 @@ def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
     if not isinstance(array, _Array):
         raise UnsupportedError(f"{_where(stmt.loc)}: item assignment to a non-array")
     note_use(t, array, writes=True)
-    value = arith.cast(t.b, t.value(stmt.value), array.dtype)
-    memref.store(t.b, value, array.memref, array.dtype,
-                 element_offset(t, array, _indices(t, stmt), stmt.loc), array.memref_type)
+    if array.is_complex:
+        held = as_complex(t.b, t.lookup(stmt.value), array.dtype)
+        values = [held.real, held.imag]
+    else:
+        values = [arith.cast(t.b, t.value(stmt.value), array.dtype)]
+    offsets = _float_offsets(t.b, array, element_offset(t, array, _indices(t, stmt), stmt.loc))
+    for value, at in zip(values, offsets):
+        memref.store(t.b, value, array.memref, array.dtype, at, array.memref_type)
 
 
 _stmt_rule(ir.SetItem)(_setitem)
@@ -833,7 +899,9 @@ def bind_param(t: _Translation, name: str, loc: ir.Loc) -> None:
     outside: an array's memref, dimensions and (for views) strides; a scalar."""
     nbtype = t.typemap[name]
     if isinstance(nbtype, types.Array):
-        dtype = scalar_type(nbtype.dtype, f"array '{name}'", loc)
+        is_complex = isinstance(nbtype.dtype, types.Complex)
+        dtype = scalar_type(nbtype.dtype.underlying_float if is_complex else nbtype.dtype,
+                            f"array '{name}'", loc)
         ssa = t.add_param(KernelParam("array", name, memref.memref_type(dtype)))
         dims = tuple(
             Value(t.add_param(KernelParam("dim", name, "index", axis)), INDEX)
@@ -843,14 +911,15 @@ def bind_param(t: _Translation, name: str, loc: ir.Loc) -> None:
             Value(t.add_param(KernelParam("stride", name, "index", axis)), INDEX)
             for axis in range(nbtype.ndim)
         )
-        t.env[name] = _Array(name, ssa, dtype, dims, strides)
+        t.env[name] = _Array(name, ssa, dtype, dims, strides, is_complex=is_complex)
         t.arrays[name] = ArrayUse(name)
     elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
         t.env[name] = _Callee(getattr(nbtype, "typing_key", None))
-    elif isinstance(nbtype, (types.BaseTuple, IndexValueType)):  # one argument per item
+    elif isinstance(nbtype, types.BaseTuple) or composite_of(nbtype):  # an argument per item
         items = tuple(_scalar_param(t, KernelParam("tuple_item", name, "", k), item, loc)
                       for k, item in enumerate(scalar_items(nbtype)))
-        t.env[name] = _IndexValue(*items) if isinstance(nbtype, IndexValueType) else _Tuple(items)
+        composite = composite_of(nbtype)
+        t.env[name] = composite(*items) if composite else _Tuple(items)
     else:
         t.env[name] = _scalar_param(t, KernelParam("scalar", name, ""), nbtype, loc)
 
@@ -1009,7 +1078,8 @@ def _translate_reduction_body(t: _Translation, flat: Value, bounds: list[tuple[_
     b = t.b
     accumulators = [Value(f"%acc{k}", r.dtype) for k, r in enumerate(reductions)]
     for name, parts in _by_variable(reductions, accumulators).items():
-        t.define(_var(t, name), _IndexValue(*parts) if len(parts) == 2 else parts[0])
+        composite = composite_of(t.typemap[name])
+        t.define(_var(t, name), composite(*parts) if composite else parts[0])
     _define_indices(t, _delinearize(b, flat, bounds))
     _emit_blocks(t, t.parfor.loop_body, "^exit")
     b.emit("^exit:", indent=-1)
@@ -1168,7 +1238,7 @@ class _ReductionArg:
     partials: str  # SSA name of the partial results' memref argument
     variable: Value  # the variable's value before the loop (an argument)
     identity: int | None  # what work-items start from; None: from ``variable``
-    part: str | None = None  # of an IndexValue: "index" or "value"
+    part: str | None = None  # of an IndexValue or a complex number: its field
 
 
 def _reductions(t: _Translation) -> list[_ReductionArg]:
@@ -1178,15 +1248,15 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
     for name in t.parfor.redvars:
         info = t.parfor.reddict[name]
         nbtype = t.typemap[name]
-        paired = isinstance(nbtype, IndexValueType)
+        composite = composite_of(nbtype)
         what = f"reduction variable '{_user_names([name])}'"
         dtypes = [scalar_type(ty, what, t.parfor.loc)
-                  for ty in (scalar_items(nbtype) if paired else (nbtype,))]
+                  for ty in (scalar_items(nbtype) if composite else (nbtype,))]
         if dtypes[-1].kind == "b":
             raise UnsupportedError(
                 f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} of type "
                 f"{nbtype}")
-        if info.redop in _COMBINE_BY_OPERATOR and not paired:
+        if info.redop in _COMBINE_BY_OPERATOR and composite is not _IndexValue:
             combine, identity = _COMBINE_BY_OPERATOR[info.redop]
         else:
             combine, identity = _min_max_callee(t, info.reduce_nodes), None
@@ -1195,10 +1265,14 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
                     f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} with an "
                     "operator other than +=, -=, *=, /=, min or max")
         start = t.env[name]
-        for axis, (dtype, part) in enumerate(zip(dtypes, PARTS if paired else (None,))):
+        for axis, (dtype, part) in enumerate(zip(dtypes, composite.PARTS if composite
+                                                 else (None,))):
             partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype), axis))
+            # the imaginary part of 0 and of 1 is 0
+            start_part = 0 if part == "imag" and identity is not None else identity
             found.append(_ReductionArg(Reduction(name, combine), dtype, partials,
-                                       getattr(start, part) if part else start, identity, part))
+                                       getattr(start, part) if part else start, start_part,
+                                       part))
     return found
 
 
