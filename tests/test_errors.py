@@ -162,3 +162,31 @@ def test_complex_operation_without_a_rule_is_refused():
         exponentials(np.ones(4, np.complex128), np.zeros(4, np.complex128))
     assert "call to numpy.exp on complex numbers" in str(info.value)
     assert f"{__file__}:{_line_of(exponentials, 'out[i] =')}" in str(info.value)
+
+
+def test_array_assigned_in_the_loop_and_read_after_it_is_refused():
+    @xpuc.jit
+    def last_row(m):
+        row = m[0]
+        for i in numba.prange(m.shape[0]):
+            row = m[i]
+        return row.sum()
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        last_row(np.ones((3, 4)))
+    assert "variable 'row' assigned in the loop and read after it" in str(info.value)
+
+
+def test_outer_variable_assigned_in_some_iterations_is_refused():
+    # Numba's CPU backend fails on this too (a typing error in its lowering)
+    @xpuc.jit
+    def last_above(a, limit):
+        found = -1.0
+        for i in numba.prange(a.shape[0]):
+            if a[i] > limit:
+                found = a[i]
+        return found
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        last_above(np.ones(4), 0.5)
+    assert "variable(s) found from before the loop assigned in it" in str(info.value)

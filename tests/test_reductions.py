@@ -189,3 +189,31 @@ def test_complex_sums_products_and_statistics(dtype):
     rtol = 1e-9 if dtype == np.complex128 else 1e-3
     for got, want in zip(offload(moments, a), numba.njit(moments.py_func)(a)):
         np.testing.assert_allclose(got, want, rtol=rtol)
+
+
+def test_variables_assigned_in_the_loop_keep_the_last_assignment():
+    @xpuc.jit
+    def last(a, limit):
+        seen = -1
+        for i in numba.prange(a.shape[0]):
+            seen = i
+            if a[i] > limit:  # assigned in some iterations only
+                found = a[i]
+                above = True
+        return found, seen, above
+
+    a = rng.uniform(0, 1, 10_001)
+    for limit in (0.5, 0.99):
+        assert offload(last, a, limit) == last.py_func(a, limit)
+
+
+def test_last_assignment_next_to_a_reduction():
+    @xpuc.jit
+    def both(n):
+        total, last = 0, 0.0
+        for i in numba.prange(n):
+            total += i
+            last = i * 0.5
+        return total, last
+
+    assert offload(both, 999) == both.py_func(999)

@@ -13,6 +13,7 @@ import numba
 from llvmlite import ir as llvm
 from numba.core import cgutils, types
 from numba.core.typing import signature
+from numba.core.typing.builtins import IndexValueType
 from numba.parfors.parfor import Parfor
 
 from .. import runtime
@@ -210,8 +211,15 @@ class _HostEmitter:
     def part_types(self, var: str) -> tuple[types.Type, ...]:
         """What the kernel reduces of a variable: itself, or the parts of an
         IndexValue or a complex number."""
-        nbtype = self.typemap[var]
+        nbtype = self.carried_type(var)
         return scalar_items(nbtype) if composite_of(nbtype) else (nbtype,)
+
+    def carried_type(self, var: str) -> types.Type:
+        """The type the kernel reduces a variable in: a last-assigned
+        variable as an IndexValue of (iteration, value)."""
+        nbtype = self.typemap[var]
+        last_values = {r.var for r in self.kernel.reductions if r.last_value}
+        return IndexValueType(nbtype) if var in last_values else nbtype
 
     def copy_back(self) -> None:
         for use in self.kernel.arrays.values():
@@ -229,22 +237,29 @@ class _HostEmitter:
                 host, nbytes = self.partials[reduction.var, part]
                 self.call("xpuc_buffer_release", b.bitcast(host, I8P), nbytes, I32(1))
                 hosts.append(host)
-            nbtype = self.typemap[reduction.var]
-            total = cgutils.alloca_once_value(b, self.lowerer.loadvar(reduction.var))
+            nbtype = self.carried_type(reduction.var)
+            before = self.lowerer.loadvar(reduction.var)
+            if reduction.last_value:  # assigned at iteration -1: any later one wins
+                before = self.composite(nbtype, [I64(-1), before])
+            total = cgutils.alloca_once_value(b, before)
             combine = signature(nbtype, nbtype, nbtype)
             with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
                 parts = [b.load(b.gep(host, [loop.index])) for host in hosts]
-                partial = parts[0]
-                composite = composite_of(nbtype)
-                if composite:
-                    pair = cgutils.create_struct_proxy(nbtype)(context, b)
-                    for name, value in zip(composite.PARTS, parts):
-                        setattr(pair, name, value)
-                    partial = pair._getvalue()
+                partial = self.composite(nbtype, parts) if composite_of(nbtype) else parts[0]
                 value = context.compile_internal(b, reduction.combine, combine,
                                                  (b.load(total), partial))
                 b.store(value, total)
-            self.lowerer.storevar(b.load(total), reduction.var)
+            result = b.load(total)
+            if reduction.last_value:
+                result = b.extract_value(result, 1)
+            self.lowerer.storevar(result, reduction.var)
+
+    def composite(self, nbtype: types.Type, parts: list[llvm.Value]) -> llvm.Value:
+        """The IndexValue or complex struct of ``parts``."""
+        made = cgutils.create_struct_proxy(nbtype)(self.context, self.builder)
+        for name, value in zip(composite_of(nbtype).PARTS, parts):
+            setattr(made, name, value)
+        return made._getvalue()
 
 
 def _launching_thread_count() -> int:

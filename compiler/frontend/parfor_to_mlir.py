@@ -85,6 +85,10 @@ class Reduction:
 
     var: str
     combine: Callable[[object, object], object]  # Python, compiled into the host code
+    # a variable the loop assigns and the code after it reads: the kernel
+    # carries the iteration and the value of its last assignment (as an
+    # IndexValue), and the latest assignment wins, as in a serial loop
+    last_value: bool = False
 
 
 # work-items of a reduction kernel: enough to fill the device's vector lanes and
@@ -229,6 +233,9 @@ class _Translation:
     allocas: list[str] = field(default_factory=list)  # entry-block lines
     local: set[str] = field(default_factory=set)  # scalars current in this block
     threads: str | None = None  # the slot of get_num_threads() in the body
+    # variables whose last assignment the kernel reports -> their "assigned in
+    # this iteration" flag slot
+    assigned: dict[str, str] = field(default_factory=dict)
 
     def add_param(self, param: KernelParam) -> str:
         name = f"%arg{len(self.args)}"
@@ -256,6 +263,9 @@ class _Translation:
                 self._store(f"{var.name}.{part}", getattr(held, part))
         if isinstance(held, (Value, _IndexValue, Complex)):
             self.local.add(var.name)
+        if var.name in self.assigned:
+            self.b.emit(f"memref.store {self.b.constant(True, BOOL).name}, "
+                        f"{self.assigned[var.name]}[] : memref<i1>")
         self.env[var.name] = held
 
     def _store(self, slot_name: str, value: Value) -> None:
@@ -1077,25 +1087,43 @@ def _translate_reduction_body(t: _Translation, flat: Value, bounds: list[tuple[_
     IndexValue as its two parts)."""
     b = t.b
     accumulators = [Value(f"%acc{k}", r.dtype) for k, r in enumerate(reductions)]
-    for name, parts in _by_variable(reductions, accumulators).items():
-        composite = composite_of(t.typemap[name])
-        t.define(_var(t, name), composite(*parts) if composite else parts[0])
+    for r, parts in _by_variable(reductions, accumulators).items():
+        composite = composite_of(t.typemap[r.var])
+        if r.last_value:  # the value it had after this work-item's last assignment
+            t.define(_var(t, r.var), parts[1])
+            t.assigned[r.var], unassigned = t.alloca(BOOL), b.fresh()
+            t.allocas += [f"{unassigned} = arith.constant false",
+                          f"memref.store {unassigned}, {t.assigned[r.var]}[] : memref<i1>"]
+        else:
+            t.define(_var(t, r.var), composite(*parts) if composite else parts[0])
+    iteration = arith.cast(b, flat, I64)
     _define_indices(t, _delinearize(b, flat, bounds))
     _emit_blocks(t, t.parfor.loop_body, "^exit")
     b.emit("^exit:", indent=-1)
     t.local = set()
-    results = [getattr(t.lookup(_var(t, r.reduction.var)), r.part) if r.part
-               else t.value(_var(t, r.reduction.var)) for r in reductions]
+    results = [_carried_out(t, r, acc, iteration) for r, acc in zip(reductions, accumulators)]
     b.emit(f"return {', '.join(v.name for v in results)} : "
            f"{', '.join(v.type.mlir for v in results)}")
     return accumulators
 
 
-def _by_variable(reductions: list[_ReductionArg], values: list[Value]) -> dict[str, list[Value]]:
-    grouped: dict[str, list[Value]] = {}
+def _by_variable(reductions: list[_ReductionArg],
+                 values: list[Value]) -> dict[Reduction, list[Value]]:
+    grouped: dict[Reduction, list[Value]] = {}
     for r, value in zip(reductions, values):
-        grouped.setdefault(r.reduction.var, []).append(value)
+        grouped.setdefault(r.reduction, []).append(value)
     return grouped
+
+
+def _carried_out(t: _Translation, r: _ReductionArg, carried: Value, iteration: Value) -> Value:
+    """What one iteration passes on of a reduction variable (part)."""
+    var = _var(t, r.reduction.var)
+    if r.reduction.last_value and r.part == "index":  # this iteration, if it assigned
+        assigned = t.b.op(f"memref.load {t.assigned[var.name]}[] : memref<i1>", BOOL)
+        return arith.select(t.b, assigned, iteration, carried)
+    if r.part and not r.reduction.last_value:
+        return getattr(t.lookup(var), r.part)
+    return t.value(var)
 
 
 def _var(t: _Translation, name: str) -> ir.Var:
@@ -1236,7 +1264,7 @@ class _ReductionArg:
     reduction: Reduction
     dtype: ScalarType
     partials: str  # SSA name of the partial results' memref argument
-    variable: Value  # the variable's value before the loop (an argument)
+    variable: Value | None  # the variable's value before the loop (an argument)
     identity: int | None  # what work-items start from; None: from ``variable``
     part: str | None = None  # of an IndexValue or a complex number: its field
 
@@ -1273,7 +1301,21 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
             found.append(_ReductionArg(Reduction(name, combine), dtype, partials,
                                        getattr(start, part) if part else start, start_part,
                                        part))
+    for name in sorted(t.parfor.races):
+        dtype = scalar_type(t.typemap[name], f"variable '{_user_names([name])}' assigned in "
+                            "the loop and read after it", t.parfor.loc)
+        last = Reduction(name, _later, last_value=True)
+        # work-items start from "never assigned" (iteration -1)
+        for axis, (part, part_type, identity) in enumerate((("index", I64, -1),
+                                                            ("value", dtype, 0))):
+            partials = t.add_param(KernelParam("partials", name,
+                                               memref.memref_type(part_type), axis))
+            found.append(_ReductionArg(last, part_type, partials, None, identity, part))
     return found
+
+
+def _later(a, b):
+    return b if b.index > a.index else a
 
 
 def _min_max_callee(t: _Translation, nodes: list) -> Callable | None:
@@ -1293,11 +1335,13 @@ def _user_names(names: object) -> str:
 
 def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) -> ParforKernel:
     """The kernel MLIR of ``parfor`` and what the host must pass to it."""
-    if parfor.races:
+    assigned = {stmt.target.name for block in parfor.loop_body.values() for stmt in block.body
+                if isinstance(stmt, ir.Assign)}
+    rebound = assigned & set(parfor.params) - set(parfor.redvars) - parfor.races
+    if rebound:  # a kernel's arguments are copies: the assignment would be lost
         raise UnsupportedError(
-            f"{_where(parfor.loc)}: variable(s) {_user_names(parfor.races)} assigned in "
-            "the loop and read after it"
-        )
+            f"{_where(parfor.loc)}: variable(s) {_user_names(rebound)} from before the loop "
+            "assigned in it, not as a reduction")
     t = _Translation(parfor, typemap, calltypes)
     # the body goes in its own function, called by the parallel loop
     main, body = t.b, Builder()
