@@ -1,6 +1,7 @@
-# A sum in a prange: the parallel loop runs over a fixed 512 x 8 work-items,
-# chunks by lanes (lanes innermost, so on x). Work-item (chunk, lane) runs an
-# scf.for over the rows of 8 iterations of its chunk, reading row * 8 + lane
+# A sum in a prange: the parallel loop runs over a fixed 4096 work-items, as
+# chunks by lanes (lanes innermost, so on x; as many as the device's vector
+# width, 8 with AVX2, 16 with AVX-512). Work-item (chunk, lane) runs an
+# scf.for over the rows of L iterations of its chunk, reading row * L + lane
 # and carrying the running sum from 0; chunk 0 adds the last, partial row in an
 # scf.if; each stores its partial result for the host to combine.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
@@ -19,8 +20,9 @@ def total(a):
 
 # CHECK-LABEL: func.func @total_parfor0(
 # CHECK-SAME: %[[PARTIALS:arg[0-9]+]]: memref<?xf64>)
-# CHECK: %[[ROWS:[0-9]+]] = arith.divui %{{[0-9]+}}, %[[L:c8[_0-9]*]] : index
-# CHECK-NEXT: %[[C:c512[_0-9]*]] = arith.constant 512 : index
+# CHECK: %[[C:c[0-9]+[_0-9]*]] = arith.constant {{256|512}} : index
+# CHECK-NEXT: %[[L:c[0-9]+[_0-9]*]] = arith.constant {{16|8}} : index
+# CHECK-NEXT: %[[ROWS:[0-9]+]] = arith.divui %{{[0-9]+}}, %[[L]] : index
 # CHECK-NEXT: %[[PER:[0-9]+]] = arith.ceildivui %[[ROWS]], %[[C]] : index
 # CHECK: %[[ZERO:cst[_0-9]*]] = arith.constant 0.000000e+00 : f64
 # CHECK: scf.parallel (%[[LANE:arg[0-9]+]], %[[CHUNK:arg[0-9]+]]) =

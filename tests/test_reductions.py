@@ -3,13 +3,15 @@ each work-item reduces its lane of its chunk's rows, the host combines the
 partial results with the variable's value from before the loop. Results are
 compared with NumPy / Numba's CPU."""
 
+import dpctl
 import numba
 import numpy as np
 import pytest
 from device_support import DEVICE, offload
 
 import xpuc
-from xpuc.frontend.parfor_to_mlir import REDUCTION_CHUNKS, REDUCTION_LANES
+from xpuc.dispatcher import target_for
+from xpuc.frontend.parfor_to_mlir import REDUCTION_WORK_ITEMS, reduction_lanes
 
 rng = np.random.default_rng(3)
 
@@ -46,7 +48,8 @@ def test_whole_array_reductions(fn, dtype, shape):
 
 # around the layout's edges: fewer iterations than lanes, a partial last row,
 # fewer rows than chunks, rows that do not divide among the chunks
-_LANES, _CHUNKS = REDUCTION_LANES, REDUCTION_CHUNKS
+_LANES = reduction_lanes(target_for(dpctl.SyclDevice(DEVICE)).vector_lanes)
+_CHUNKS = REDUCTION_WORK_ITEMS // _LANES
 
 
 @pytest.mark.parametrize("n", [1, 7, 8, 9, _LANES * _CHUNKS - 1, _LANES * _CHUNKS,
@@ -140,3 +143,23 @@ def test_float32_sum_accuracy():
     a = rng.uniform(0, 1, 2_000_000).astype(np.float32)
     exact = a.astype(np.float64).sum()
     assert abs(offload(numpy_functions, a)[0] - exact) / exact < 1e-5
+
+
+@pytest.mark.parametrize("device_lanes, lanes", [(1, 1), (8, 8), (12, 8), (16, 16),
+                                                 (10_000, REDUCTION_WORK_ITEMS)])
+def test_reduction_lanes_are_a_power_of_two_within_the_work_items(device_lanes, lanes):
+    assert reduction_lanes(device_lanes) == lanes
+
+
+def test_reduction_lanes_follow_the_devices_vector_width():
+    @xpuc.jit
+    def total(a):
+        s = 0.0
+        for i in numba.prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    offload(total, np.ones(100))
+    width = dpctl.SyclDevice(DEVICE).native_vector_width_float
+    assert target_for(dpctl.SyclDevice(DEVICE)).vector_lanes == width
+    assert f"arith.constant {reduction_lanes(width)} : index" in total.inspect_mlir("linalg")

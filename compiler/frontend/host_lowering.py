@@ -260,7 +260,8 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1
     kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
-                              kernel_name(fndesc.qualname, ordinal))
+                              kernel_name(fndesc.qualname, ordinal),
+                              offload.target.vector_lanes)
     try:
         lowered = compile_to_spirv(kernel.name, kernel.mlir, offload.target)
     except UnsupportedError as error:  # what the device cannot run (no fp64)

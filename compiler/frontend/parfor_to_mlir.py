@@ -80,14 +80,23 @@ class Reduction:
 
 
 # work-items of a reduction kernel: enough to fill the device's vector lanes and
-# cores, few enough that the host's final combine is cheap; as REDUCTION_CHUNKS
-# chunks of the iterations, each read by REDUCTION_LANES neighbouring work-items.
-# 8 lanes (a 64-byte line of float64) streamed best on the OpenCL CPU device
-# (AVX2): 16 and 64 lanes were 2x slower, each vector of lanes striding
-# through its chunk while the others wait their turn.
-REDUCTION_LANES = 8
-REDUCTION_CHUNKS = 512
-REDUCTION_WORK_ITEMS = REDUCTION_LANES * REDUCTION_CHUNKS
+# cores, few enough that the host's final combine is cheap. They are laid out
+# as chunks of the iterations, each read by as many neighbouring work-items as
+# the device runs in one vector (``Target.vector_lanes``): on the OpenCL CPU
+# device, which vectorizes across work-items, fewer lanes than its vector
+# width left the kernel scalar (half the bandwidth with 8 lanes on AVX-512),
+# and more made each vector of lanes stride through its chunk while the
+# others waited their turn (also about half).
+REDUCTION_WORK_ITEMS = 4096
+
+
+def reduction_lanes(target_lanes: int) -> int:
+    """The lanes of a reduction kernel for a device that runs ``target_lanes``
+    work-items in one vector: a power of two dividing REDUCTION_WORK_ITEMS."""
+    lanes = 1
+    while lanes * 2 <= min(target_lanes, REDUCTION_WORK_ITEMS):
+        lanes *= 2
+    return lanes
 
 
 @dataclass
@@ -769,8 +778,10 @@ def _var(t: _Translation, name: str) -> ir.Var:
 
 
 def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
-                    bounds: list[tuple[_Bound, _Bound]], reductions: list[_ReductionArg]) -> None:
-    """Work-item ``(c, l)`` of a REDUCTION_CHUNKS x REDUCTION_LANES parallel loop
+                    bounds: list[tuple[_Bound, _Bound]], reductions: list[_ReductionArg],
+                    lane_count: int) -> None:
+    """Work-item ``(c, l)`` of a C x L parallel loop (C * L =
+    REDUCTION_WORK_ITEMS, L = ``lane_count``)
     runs the iterations ``r * L + l`` for the rows ``r`` of chunk ``c`` (the
     iterations as rows of L, cut into C chunks of consecutive rows), carrying
     the reduction variables from their start values, and stores its partial
@@ -785,10 +796,10 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
     element by element, 5x slower than this.
     """
     total = _iteration_count(b, bounds)
-    lanes = b.index_constant(REDUCTION_LANES)
+    chunks = b.index_constant(REDUCTION_WORK_ITEMS // lane_count)
+    lanes = b.index_constant(lane_count)
     rows = arith.binary(b, "arith.divui", total, lanes)
-    rows_per_chunk = arith.binary(b, "arith.ceildivui", rows,
-                                  b.index_constant(REDUCTION_CHUNKS))
+    rows_per_chunk = arith.binary(b, "arith.ceildivui", rows, chunks)
     starts = [b.constant(r.identity, r.dtype) if r.identity is not None else r.variable
               for r in reductions]
     types = ", ".join(r.dtype.mlir for r in reductions)
@@ -807,7 +818,7 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
                f": {types}")
 
     zero = b.index_constant(0)
-    with scf.parallel(b, [zero, zero], [b.index_constant(REDUCTION_CHUNKS), lanes]) as (
+    with scf.parallel(b, [zero, zero], [chunks, lanes]) as (
             chunk, lane):
         first_row = arith.binary(b, "arith.muli", chunk, rows_per_chunk)
         end_row = arith.binary(b, "arith.minui", arith.binary(
@@ -938,8 +949,10 @@ def _user_names(names: object) -> str:
     return ", ".join(sorted({name.split(".")[0] for name in names}))
 
 
-def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) -> ParforKernel:
-    """The kernel MLIR of ``parfor`` and what the host must pass to it."""
+def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
+                     vector_lanes: int) -> ParforKernel:
+    """The kernel MLIR of ``parfor`` and what the host must pass to it, for a
+    device that runs ``vector_lanes`` work-items in one vector."""
     if parfor.races:
         raise UnsupportedError(
             f"{_where(parfor.loc)}: variable(s) {_user_names(parfor.races)} assigned in "
@@ -959,7 +972,8 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
         body_args = [flat] + accumulators
         results = f" -> ({', '.join(r.dtype.mlir for r in reductions)})"
         t.b = main
-        _reduction_loop(main, f"{name}_body", operands, bounds, reductions)
+        _reduction_loop(main, f"{name}_body", operands, bounds, reductions,
+                        reduction_lanes(vector_lanes))
         ndim = 2  # chunks x lanes
     else:
         ndim = 1 + len(_kernel_nest(bounds)[1])
