@@ -18,7 +18,13 @@ from .. import runtime
 from ..errors import UnsupportedError, XpucError
 from ..passes import STAGES, Lowered, Stage, Target, lower
 from ..passes.launch_plan import LaunchPlan
-from .parfor_to_mlir import REDUCTION_WORK_ITEMS, ParforKernel, kernel_name, translate_parfor
+from .parfor_to_mlir import (
+    REDUCTION_WORK_ITEMS,
+    ParforKernel,
+    Reduction,
+    kernel_name,
+    translate_parfor,
+)
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
 from .usm import USMArray
 
@@ -202,20 +208,31 @@ class _HostEmitter:
 
     def combine_reductions(self) -> None:
         """Each reduction variable becomes its value before the loop combined
-        with every work-item's partial result."""
-        b, context = self.builder, self.context
+        with the work-items' partial results."""
         for reduction in self.kernel.reductions:
             host, nbytes = self.partials[reduction.var]
-            self.call("xpuc_buffer_release", b.bitcast(host, I8P), nbytes, I32(1))
-            nbtype = self.typemap[reduction.var]
-            total = cgutils.alloca_once_value(b, self.lowerer.loadvar(reduction.var))
-            combine = signature(nbtype, nbtype, nbtype)
-            with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
-                partial = b.load(b.gep(host, [loop.index]))
-                value = context.compile_internal(b, reduction.combine, combine,
-                                                 (b.load(total), partial))
-                b.store(value, total)
-            self.lowerer.storevar(b.load(total), reduction.var)
+            self.call("xpuc_buffer_release", self.builder.bitcast(host, I8P), nbytes, I32(1))
+            combined = self._combined_pairwise(reduction, host)
+            total = self._combine(reduction, self.lowerer.loadvar(reduction.var), combined)
+            self.lowerer.storevar(total, reduction.var)
+
+    def _combine(self, reduction: Reduction, left: llvm.Value, right: llvm.Value) -> llvm.Value:
+        nbtype = self.typemap[reduction.var]
+        return self.context.compile_internal(self.builder, reduction.combine,
+                                             signature(nbtype, nbtype, nbtype), (left, right))
+
+    def _combined_pairwise(self, reduction: Reduction, partials: llvm.Value) -> llvm.Value:
+        """The partial results combined halves into halves, in place, so that
+        a float sum loses no more than log2(REDUCTION_WORK_ITEMS) roundings here."""
+        b = self.builder
+        half = REDUCTION_WORK_ITEMS // 2
+        while half:
+            with cgutils.for_range(b, I64(half)) as loop:
+                left = b.gep(partials, [loop.index])
+                right = b.gep(partials, [b.add(loop.index, I64(half))])
+                b.store(self._combine(reduction, b.load(left), b.load(right)), left)
+            half //= 2
+        return b.load(partials)
 
 
 def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],

@@ -781,10 +781,10 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
                     bounds: list[tuple[_Bound, _Bound]], reductions: list[_ReductionArg],
                     lane_count: int) -> None:
     """Work-item ``(c, l)`` of a C x L parallel loop (C * L =
-    REDUCTION_WORK_ITEMS, L = ``lane_count``)
-    runs the iterations ``r * L + l`` for the rows ``r`` of chunk ``c`` (the
-    iterations as rows of L, cut into C chunks of consecutive rows), carrying
-    the reduction variables from their start values, and stores its partial
+    REDUCTION_WORK_ITEMS, L = ``lane_count``) runs the iterations ``r * L + l``
+    for the rows ``r`` of chunk ``c`` (the iterations as rows of L, cut into C
+    chunks of consecutive rows), carrying the reduction variables from their
+    start values (float sums with compensated steps), and stores its partial
     results at ``c * L + l``; chunk 0 also takes the iterations of the last,
     partial row.
 
@@ -800,22 +800,42 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
     lanes = b.index_constant(lane_count)
     rows = arith.binary(b, "arith.divui", total, lanes)
     rows_per_chunk = arith.binary(b, "arith.ceildivui", rows, chunks)
+    # what each work-item carries from one iteration to the next, per
+    # reduction: its running value, and for a compensated sum the rounding
+    # error not yet in it
     starts = [b.constant(r.identity, r.dtype) if r.identity is not None else r.variable
               for r in reductions]
+    initial = [v for r, start in zip(reductions, starts)
+               for v in ([start, b.constant(0, r.dtype)] if r.compensated else [start])]
     types = ", ".join(r.dtype.mlir for r in reductions)
+    state_types = ", ".join(v.type.mlir for v in initial)
     argument_types = ", ".join([type for _, type in operands] + ["index"]
                                + [r.dtype.mlir for r in reductions])
 
-    def call(flat: Value, carried: list[str]) -> str:
+    def iteration(flat: Value, state: list[Value]) -> list[Value]:
+        """The state after the ``flat``-th iteration: the body carries each
+        reduction on, but gives a compensated sum's term alone (what it adds
+        to zero), which a compensated step then adds."""
+        rest = iter(state)
+        held = [(next(rest), next(rest)) if r.compensated else (next(rest),)
+                for r in reductions]
+        carried = [start.name if r.compensated else value[0].name
+                   for r, start, value in zip(reductions, starts, held)]
         results = b.fresh()
         arguments = ", ".join([name for name, _ in operands] + [flat.name] + carried)
         b.emit(f"{results}:{len(reductions)} = func.call @{body}({arguments}) : "
                f"({argument_types}) -> ({types})")
-        return results
+        following = []
+        for k, (r, value) in enumerate(zip(reductions, held)):
+            result = Value(f"{results}#{k}", r.dtype)
+            following += _compensated_add(b, *value, result) if r.compensated else [result]
+        return following
 
-    def yield_(results: str) -> None:
-        b.emit(f"scf.yield {', '.join(f'{results}#{k}' for k in range(len(reductions)))} "
-               f": {types}")
+    def yield_(state: list[Value]) -> None:
+        b.emit(f"scf.yield {', '.join(v.name for v in state)} : {state_types}")
+
+    def results(name: str) -> list[Value]:
+        return [Value(f"{name}#{k}", v.type) for k, v in enumerate(initial)]
 
     zero = b.index_constant(0)
     with scf.parallel(b, [zero, zero], [chunks, lanes]) as (
@@ -824,26 +844,45 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         end_row = arith.binary(b, "arith.minui", arith.binary(
             b, "arith.addi", first_row, rows_per_chunk), rows)
         loop, row = b.fresh(), Value(b.fresh(), INDEX)
-        carried = [b.fresh() for _ in reductions]
-        iter_args = ", ".join(f"{c} = {v.name}" for c, v in zip(carried, starts))
-        with b.region(f"{loop}:{len(reductions)} = scf.for {row.name} = {first_row.name} "
+        carried = [Value(b.fresh(), v.type) for v in initial]
+        iter_args = ", ".join(f"{c.name} = {v.name}" for c, v in zip(carried, initial))
+        with b.region(f"{loop}:{len(initial)} = scf.for {row.name} = {first_row.name} "
                       f"to {end_row.name} step {b.index_constant(1).name} "
-                      f"iter_args({iter_args}) -> ({types})", "}"):
+                      f"iter_args({iter_args}) -> ({state_types})", "}"):
             row_start = arith.binary(b, "arith.muli", row, lanes)
-            yield_(call(arith.binary(b, "arith.addi", row_start, lane), carried))
+            yield_(iteration(arith.binary(b, "arith.addi", row_start, lane), carried))
         last = arith.binary(b, "arith.addi", arith.binary(b, "arith.muli", rows, lanes), lane)
         takes_last = arith.binary(b, "arith.andi", arith.compare(b, "eq", chunk, zero),
                                   arith.compare(b, "lt", last, total))
-        partial, whole = b.fresh(), [f"{loop}#{k}" for k in range(len(reductions))]
-        with b.region(f"{partial}:{len(reductions)} = scf.if {takes_last.name} -> ({types})",
+        partial = b.fresh()
+        with b.region(f"{partial}:{len(initial)} = scf.if {takes_last.name} -> ({state_types})",
                       "}"):
-            yield_(call(last, whole))
+            yield_(iteration(last, results(loop)))
             b.emit("} else {", indent=-1)
-            yield_(loop)
+            yield_(results(loop))
         work_item = arith.binary(b, "arith.addi",
                                  arith.binary(b, "arith.muli", chunk, lanes), lane)
-        for k, r in enumerate(reductions):
-            memref.store(b, Value(f"{partial}#{k}", r.dtype), r.partials, r.dtype, work_item)
+        state = iter(results(partial))
+        for r in reductions:
+            value = next(state)
+            if r.compensated:  # the sum with the error it has not taken in yet
+                value = arith.binary(b, "arith.subf", value, next(state))
+            memref.store(b, value, r.partials, r.dtype, work_item)
+
+
+def _compensated_add(b: Builder, total: Value, error: Value, term: Value) -> list[Value]:
+    """Kahan's step: ``total + term``, and the rounding error of the sum so far
+    (``total - error`` is the sum), so that a work-item's share of a float sum
+    is exact to a few ulps however many terms it adds."""
+    corrected = arith.binary(b, "arith.subf", term, error)
+    following = arith.binary(b, "arith.addf", total, corrected)
+    lost = arith.binary(b, "arith.subf", arith.binary(b, "arith.subf", following, total),
+                        corrected)
+    # past an infinity (or an overflow) there is no error to carry, and
+    # carrying inf - inf would make the sum NaN
+    magnitude = b.op(f"math.absf {lost.name} : {lost.type.mlir}", lost.type)
+    finite = arith.compare(b, "lt", magnitude, b.constant(float("inf"), lost.type))
+    return [following, arith.select(b, finite, lost, b.constant(0, lost.type))]
 
 
 def _successor(blocks: dict, label: int, after: str) -> str:
@@ -907,6 +946,7 @@ class _ReductionArg:
     partials: str  # SSA name of the partial results' memref argument
     variable: Value  # the variable's value before the loop (an argument)
     identity: int | None  # what work-items start from; None: from ``variable``
+    compensated: bool  # a float sum, whose work-items add in compensated steps
 
 
 def _reductions(t: _Translation) -> list[_ReductionArg]:
@@ -929,8 +969,9 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
                     f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} with an "
                     "operator other than +=, -=, *=, /=, min or max")
         partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype)))
+        compensated = dtype.is_float and info.redop in (operator.iadd, operator.isub)
         found.append(_ReductionArg(Reduction(name, combine), dtype, partials, t.env[name],
-                                   identity))
+                                   identity, compensated))
     return found
 
 
