@@ -1022,7 +1022,7 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
         _translate_map_body(t, body_args, bounds)
         results = ""
         t.b = main
-        _map_loop(main, f"{name}_body", operands, bounds)
+        _map_loop(main, f"{name}_body", operands, bounds, _inner_strides(t))
     signature = ", ".join(f"{ssa}: {type}" for ssa, type in operands)
     body_signature = ", ".join([f"{ssa}: {type}" for ssa, type in operands]
                                + [f"{v.name}: {v.type.mlir}" for v in body_args])
@@ -1037,8 +1037,16 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
 
 
 def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
-              bounds: list[tuple[_Bound, _Bound]]) -> None:
-    """The parallel loop over the iteration space, calling the body at each point."""
+              bounds: list[tuple[_Bound, _Bound]], inner_strides: list[str]) -> None:
+    """The parallel loop over the iteration space, calling the body at each point.
+
+    Views (``a[1:-1, 1:-1]``) come with their strides as arguments, and an
+    innermost stride the device compiler cannot see makes it gather and
+    scatter element by element. When every view's innermost stride
+    (``inner_strides``) is 1, as for slices of rows, the body is called with
+    the constant 1 in their place, so that its copy inlined there reads and
+    writes neighbouring elements in neighbouring work-items; the test is the
+    same in every work-item, so the device runs one version or the other."""
     folded, rest = _kernel_nest(bounds)
     if len(folded) > 1:  # the folded outer loops count their points from 0
         lower, upper = [b.index_constant(0)], [_iteration_count(b, folded)]
@@ -1046,10 +1054,32 @@ def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         lower, upper = [_bound(b, folded[0][0])], [_bound(b, folded[0][1])]
     lower += [_bound(b, low) for low, _ in rest]
     upper += [_bound(b, high) for _, high in rest]
-    with scf.parallel(b, lower, upper) as ivs:
-        arguments = [name for name, _ in operands] + [iv.name for iv in ivs]
-        types = [type for _, type in operands] + ["index"] * len(ivs)
+    types = [type for _, type in operands] + ["index"] * len(lower)
+
+    def call(ivs: list[Value], replaced: dict[str, str]) -> None:
+        arguments = [replaced.get(name, name) for name, _ in operands] + [iv.name for iv in ivs]
         b.emit(f"func.call @{body}({', '.join(arguments)}) : ({', '.join(types)}) -> ()")
+
+    if not inner_strides:
+        with scf.parallel(b, lower, upper) as ivs:
+            call(ivs, {})
+        return
+    one = b.index_constant(1)
+    with scf.parallel(b, lower, upper) as ivs:
+        unit = arith.compare(b, "eq", Value(inner_strides[0], INDEX), one)
+        for stride in inner_strides[1:]:
+            unit = arith.binary(b, "arith.andi", unit,
+                                arith.compare(b, "eq", Value(stride, INDEX), one))
+        with b.region(f"scf.if {unit.name}"):
+            call(ivs, {stride: one.name for stride in inner_strides})
+            b.emit("} else {", indent=-1)
+            call(ivs, {})
+
+
+def _inner_strides(t: _Translation) -> list[str]:
+    """The arguments that hold the innermost stride of an array view."""
+    return [ssa for ssa, param in t.args
+            if param.kind == "stride" and param.axis == t.typemap[param.var].ndim - 1]
 
 
 def kernel_name(function_name: str, ordinal: int) -> str:
