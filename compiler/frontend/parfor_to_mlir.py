@@ -854,20 +854,24 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         last = arith.binary(b, "arith.addi", arith.binary(b, "arith.muli", rows, lanes), lane)
         takes_last = arith.binary(b, "arith.andi", arith.compare(b, "eq", chunk, zero),
                                   arith.compare(b, "lt", last, total))
-        partial = b.fresh()
-        with b.region(f"{partial}:{len(initial)} = scf.if {takes_last.name} -> ({state_types})",
-                      "}"):
-            yield_(iteration(last, results(loop)))
-            b.emit("} else {", indent=-1)
-            yield_(results(loop))
         work_item = arith.binary(b, "arith.addi",
                                  arith.binary(b, "arith.muli", chunk, lanes), lane)
-        state = iter(results(partial))
-        for r in reductions:
-            value = next(state)
-            if r.compensated:  # the sum with the error it has not taken in yet
-                value = arith.binary(b, "arith.subf", value, next(state))
-            memref.store(b, value, r.partials, r.dtype, work_item)
+
+        def store(state: list[Value]) -> None:
+            rest = iter(state)
+            for r in reductions:
+                value = next(rest)
+                if r.compensated:  # the sum with the error it has not taken in yet
+                    value = arith.binary(b, "arith.subf", value, next(rest))
+                memref.store(b, value, r.partials, r.dtype, work_item)
+
+        # each branch stores its own results: an scf.if that yielded them made
+        # the OpenCL CPU device's vectorizer carry a loop-invariant float sum
+        # (``s += 1.0``) from one work-item into the next
+        with b.region(f"scf.if {takes_last.name}"):
+            store(iteration(last, results(loop)))
+            b.emit("} else {", indent=-1)
+            store(results(loop))
 
 
 def _compensated_add(b: Builder, total: Value, error: Value, term: Value) -> list[Value]:
