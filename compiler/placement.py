@@ -206,4 +206,18 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
                 and array.sycl_device == queue.sycl_device):
             # a view of the same memory, bound to the requested queue
             return array if array.sycl_queue == queue else array.to_device(queue)
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
+        return _usm_copy(obj, queue, usm_type)
     return dpt.asarray(obj, usm_type=usm_type, sycl_queue=queue)
+
+
+def _usm_copy(array: np.ndarray, queue: dpctl.SyclQueue, usm_type: str) -> dpt.usm_ndarray:
+    """A USM copy of ``array`` (in its memory order), its memory given the page
+    advice of the runtime's own allocations before the data goes in."""
+    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    copy = dpt.empty(array.shape, dtype=array.dtype, usm_type=usm_type, sycl_queue=queue,
+                     order=order)
+    runtime.usm_advise(runtime.queue_handle(queue), copy.usm_data._pointer,
+                       copy.usm_data.nbytes)
+    copy[...] = array
+    return copy

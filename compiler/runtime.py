@@ -51,6 +51,7 @@ __all__ = [
     "spirv_hash",
     "stats",
     "symbol_addresses",
+    "usm_advise",
     "usm_alloc",
     "usm_free",
 ]
@@ -101,6 +102,7 @@ _ENTRIES: dict[str, tuple[type | None, list[type]]] = {
     "xpuc_queue_release": (c_int, [c_void_p]),
     "xpuc_usm_alloc": (c_int, [c_void_p, c_int64, c_int32, POINTER(c_void_p)]),
     "xpuc_usm_free": (c_int, [c_void_p, c_void_p, c_int64, c_int32]),
+    "xpuc_usm_advise": (c_int, [c_void_p, c_void_p, c_int64]),
     "xpuc_copy_to_device": (c_int, [c_void_p, c_void_p, c_void_p, c_int64]),
     "xpuc_copy_to_host": (c_int, [c_void_p, c_void_p, c_void_p, c_int64]),
     "xpuc_call_begin": (c_int, [c_void_p]),
@@ -234,6 +236,12 @@ def usm_alloc(queue: Queue, nbytes: int, kind: int = USM_DEVICE) -> int:
 def usm_free(queue: Queue, pointer: int, nbytes: int, kind: int = USM_DEVICE) -> None:
     """Free what ``usm_alloc(queue, nbytes, kind)`` gave."""
     check(_lib.xpuc_usm_free(queue.handle, pointer, nbytes, kind))
+
+
+def usm_advise(queue: Queue, pointer: int, nbytes: int) -> None:
+    """Give USM memory that dpctl allocated the page advice of the runtime's
+    own allocations (huge pages on a CPU device), before its first write."""
+    check(_lib.xpuc_usm_advise(queue.handle, pointer, nbytes))
 
 
 def copy_to_device(queue: Queue, device: int, host: int, nbytes: int) -> None:

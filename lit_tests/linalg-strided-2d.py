@@ -1,5 +1,7 @@
 # A 2-D 'A' array has a stride per dimension: offset = i * s0 + j * s1, where
-# a C array's offset is i * d1 + j.
+# a C array's offset is i * d1 + j. The body runs in two versions: with 1 for
+# the innermost stride when it is 1 (a slice of rows; the device then reads
+# neighbouring elements in neighbouring work-items), with s1 otherwise.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import xpuc
@@ -13,7 +15,17 @@ def twice(a):
 # CHECK: func.func @twice_parfor0(%{{arg[0-9]+}}: memref<?xf32>,
 # CHECK-SAME: %[[A:arg[0-9]+]]: memref<?xf32>, %{{arg[0-9]+}}: index, %{{arg[0-9]+}}: index,
 # CHECK-SAME: %[[S0:arg[0-9]+]]: index, %[[S1:arg[0-9]+]]: index
+# CHECK: %[[ONE:c1[_0-9]*]] = arith.constant 1 : index
 # CHECK: scf.parallel (%{{arg[0-9]+}}, %{{arg[0-9]+}})
+# CHECK-NEXT: %[[UNIT:[0-9]+]] = arith.cmpi eq, %[[S1]], %[[ONE]] : index
+# CHECK-NEXT: scf.if %[[UNIT]] {
+# CHECK: %[[I:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
+# CHECK-NEXT: %[[J:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
+# CHECK-NEXT: %[[X:[0-9]+]] = arith.muli %[[I]], %[[S0]] : index
+# CHECK-NEXT: %[[Y:[0-9]+]] = arith.muli %[[J]], %[[ONE]] : index
+# CHECK-NEXT: %[[OFF:[0-9]+]] = arith.addi %[[X]], %[[Y]] : index
+# CHECK-NEXT: memref.load %[[A]][%[[OFF]]] : memref<?xf32>
+# CHECK: } else {
 # CHECK: %[[I:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
 # CHECK-NEXT: %[[J:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
 # CHECK-NEXT: %[[X:[0-9]+]] = arith.muli %[[I]], %[[S0]] : index

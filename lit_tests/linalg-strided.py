@@ -1,6 +1,8 @@
 # An explicit float64[:] signature is layout 'A' (any strides): each such array
 # gets a stride argument per dimension, in elements, and offsets use it; a
-# C-contiguous float64[::1] argument gets none.
+# C-contiguous float64[::1] argument gets none. The body runs with the
+# constant 1 in place of the stride when the stride is 1, and with the stride
+# otherwise.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import numba
@@ -17,7 +19,16 @@ def double(src, dst):
 # CHECK: func.func @double_parfor0(%[[DST:arg[0-9]+]]: memref<?xf64>, %{{arg[0-9]+}}: index,
 # CHECK-SAME: %[[SRC:arg[0-9]+]]: memref<?xf64>, %{{arg[0-9]+}}: index, %[[STRIDE:arg[0-9]+]]: index,
 # CHECK-SAME: %[[N:arg[0-9]+]]: index)
+# CHECK: %[[ONE:c1[_0-9]*]] = arith.constant 1 : index
 # CHECK: scf.parallel (%{{arg[0-9]+}}) = (%c0) to (%[[N]])
+# CHECK-NEXT: %[[UNIT:[0-9]+]] = arith.cmpi eq, %[[STRIDE]], %[[ONE]] : index
+# CHECK-NEXT: scf.if %[[UNIT]] {
+# CHECK: %[[I:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
+# CHECK-NEXT: %[[OFF:[0-9]+]] = arith.muli %[[I]], %[[ONE]] : index
+# CHECK-NEXT: memref.load %[[SRC]][%[[OFF]]] : memref<?xf64>
+# CHECK: %[[J:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
+# CHECK-NEXT: memref.store %{{[0-9]+}}, %[[DST]][%[[J]]] : memref<?xf64>
+# CHECK: } else {
 # CHECK: %[[I:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index
 # CHECK-NEXT: %[[OFF:[0-9]+]] = arith.muli %[[I]], %[[STRIDE]] : index
 # CHECK-NEXT: memref.load %[[SRC]][%[[OFF]]] : memref<?xf64>

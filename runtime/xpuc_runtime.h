@@ -58,6 +58,10 @@ int xpuc_queue_release(xpuc_queue *queue);
  * allocated with: freed blocks are kept for reuse by the same request. */
 int xpuc_usm_alloc(xpuc_queue *queue, int64_t nbytes, int32_t usm_kind, void **out);
 int xpuc_usm_free(xpuc_queue *queue, void *ptr, int64_t nbytes, int32_t usm_kind);
+/* Gives memory the runtime did not allocate (a dpctl array's) the page
+ * advice its own allocations get on a CPU device; call it before the first
+ * write. */
+int xpuc_usm_advise(xpuc_queue *queue, void *ptr, int64_t nbytes);
 int xpuc_copy_to_device(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes);
 int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes);
 

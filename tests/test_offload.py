@@ -332,6 +332,31 @@ def test_two_dimensional_views():
         np.testing.assert_array_equal(result, view + view)
 
 
+def test_views_with_and_without_unit_inner_strides_share_one_kernel():
+    # the kernel runs its body with the constant 1 for the innermost strides
+    # when all of them are 1 (slices of rows), and with the strides otherwise
+    @xpuc.jit
+    def combine(a, b, out):
+        for i in numba.prange(a.shape[0]):
+            for j in numba.prange(a.shape[1]):
+                out[i, j] = a[i, j] + 2.0 * b[i, j] - i * j
+
+    base, out = data((40, 60), np.float64), np.zeros((40, 60))
+    compiled = []
+    for views in (
+        (np.s_[1:-1, 1:-1], np.s_[:-2, 2:], np.s_[2:, :-2]),  # inner strides 1
+        (np.s_[:, ::2], np.s_[:, 1::2], np.s_[:, ::-2]),  # none 1
+        (np.s_[1:-1, 1:31], np.s_[2:, ::2], np.s_[:-2, 30:]),  # one not 1
+    ):
+        a, b, window = base[views[0]], base[views[1]], out[views[2]]
+        expected = out.copy()
+        expected[views[2]] = a + 2.0 * b - np.multiply.outer(*map(np.arange, a.shape))
+        offload(combine, a, b, window)
+        compiled.append(xpuc.stats()["kernels_compiled"])
+        np.testing.assert_array_equal(out, expected)
+    assert compiled == [1, 0, 0]
+
+
 def test_data_movement_of_numpy_arguments():
     """Inputs go in once, the result comes back, the freshly allocated result is
     not copied in, and every device buffer is freed when the call returns."""

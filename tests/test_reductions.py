@@ -3,13 +3,17 @@ each work-item reduces its lane of its chunk's rows, the host combines the
 partial results with the variable's value from before the loop. Results are
 compared with NumPy / Numba's CPU."""
 
+import math
+
+import dpctl
 import numba
 import numpy as np
 import pytest
 from device_support import DEVICE, offload
 
 import xpuc
-from xpuc.frontend.parfor_to_mlir import REDUCTION_CHUNKS, REDUCTION_LANES
+from xpuc.dispatcher import target_for
+from xpuc.frontend.parfor_to_mlir import REDUCTION_WORK_ITEMS, reduction_lanes
 
 rng = np.random.default_rng(3)
 
@@ -46,7 +50,8 @@ def test_whole_array_reductions(fn, dtype, shape):
 
 # around the layout's edges: fewer iterations than lanes, a partial last row,
 # fewer rows than chunks, rows that do not divide among the chunks
-_LANES, _CHUNKS = REDUCTION_LANES, REDUCTION_CHUNKS
+_LANES = reduction_lanes(target_for(dpctl.SyclDevice(DEVICE)).vector_lanes)
+_CHUNKS = REDUCTION_WORK_ITEMS // _LANES
 
 
 @pytest.mark.parametrize("n", [1, 7, 8, 9, _LANES * _CHUNKS - 1, _LANES * _CHUNKS,
@@ -140,6 +145,62 @@ def test_float32_sum_accuracy():
     a = rng.uniform(0, 1, 2_000_000).astype(np.float32)
     exact = a.astype(np.float64).sum()
     assert abs(offload(numpy_functions, a)[0] - exact) / exact < 1e-5
+
+
+@pytest.mark.parametrize("device_lanes, lanes", [(1, 1), (8, 8), (12, 8), (16, 16),
+                                                 (10_000, REDUCTION_WORK_ITEMS)])
+def test_reduction_lanes_are_a_power_of_two_within_the_work_items(device_lanes, lanes):
+    assert reduction_lanes(device_lanes) == lanes
+
+
+def test_reduction_lanes_follow_the_devices_vector_width():
+    @xpuc.jit
+    def total(a):
+        s = 0.0
+        for i in numba.prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    offload(total, np.ones(100))
+    width = dpctl.SyclDevice(DEVICE).native_vector_width_float
+    assert target_for(dpctl.SyclDevice(DEVICE)).vector_lanes == width
+    assert f"arith.constant {reduction_lanes(width)} : index" in total.inspect_mlir("linalg")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_sums_are_as_accurate_as_numpys_pairwise_sum(dtype):
+    # work-items add their shares with compensated steps and the host adds
+    # their partial sums pairwise: a float32 sum of 4M terms is exact to a few
+    # ulps, where adding them one by one is off by thousands
+    @xpuc.jit
+    def total(a):
+        s = a.dtype.type(0)
+        for i in numba.prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    a = rng.random(4_000_003).astype(dtype)
+    exact = math.fsum(a.astype(np.float64))
+    got = offload(total, a)
+    ulp = np.spacing(dtype(exact))
+    assert abs(float(got) - exact) <= max(abs(float(np.sum(a)) - exact), 2 * ulp)
+
+
+def test_float_sums_keep_infinities_and_nans():
+    @xpuc.jit
+    def total(a):
+        s = 0.0
+        for i in numba.prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    for special, expected in [(np.inf, np.inf), (-np.inf, -np.inf), (np.nan, np.nan)]:
+        a = rng.random(10_000)
+        a[1234] = special
+        np.testing.assert_equal(offload(total, a), expected)
+    overflowing = np.full(1000, np.finfo(np.float64).max)
+    assert offload(total, overflowing) == np.inf
+    assert offload(total, -overflowing) == -np.inf
 
 
 @xpuc.jit

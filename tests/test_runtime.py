@@ -9,10 +9,12 @@ import threading
 from pathlib import Path
 
 import dpctl
+import dpctl.tensor as dpt
 import numpy as np
 import pytest
 from device_support import assemble
 
+import xpuc
 from xpuc import runtime as rt
 from xpuc.errors import DeviceError
 
@@ -130,6 +132,56 @@ def test_freed_usm_is_reused_by_the_same_request(queue, sycl_queue):
                                   (larger, 4096, rt.USM_DEVICE)):
         rt.usm_free(queue, pointer, nbytes, kind)
     assert_counts(usm_allocs=4, usm_frees=4)
+
+
+def huge_pages_advised(address: int) -> bool:
+    """Whether the mapping holding ``address`` may take transparent huge pages
+    (THPeligible in /proc/self/smaps: with THP in "madvise" mode, only memory
+    advised MADV_HUGEPAGE may)."""
+    eligible = None
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            start, end = (int(bound, 16) for bound in fields[0].split("-"))
+            eligible = start <= address < end
+        elif eligible and fields[0] == "THPeligible:":
+            return fields[1] == "1"
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+@pytest.fixture
+def huge_pages_on_advice():
+    mode = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if not mode.exists() or "[never]" in mode.read_text():
+        pytest.skip("transparent huge pages are off on this machine")
+
+
+@pytest.mark.parametrize("kind", [rt.USM_DEVICE, rt.USM_SHARED, rt.USM_HOST])
+def test_large_usm_blocks_of_a_cpu_device_ask_for_huge_pages(queue, huge_pages_on_advice,
+                                                            kind):
+    nbytes = 64 << 20
+    pointer = rt.usm_alloc(queue, nbytes, kind)
+    try:
+        assert huge_pages_advised(pointer)
+        assert huge_pages_advised(pointer + nbytes - 1)
+    finally:
+        rt.usm_free(queue, pointer, nbytes, kind)
+
+
+def test_asarray_copies_numpy_data_into_memory_advised_huge_pages(sycl_queue,
+                                                                  huge_pages_on_advice):
+    data = np.arange(8 << 20, dtype=np.float64).reshape(-1, 8)
+    for source in (data, np.asfortranarray(data), data[::2]):
+        copy = xpuc.asarray(source, queue=sycl_queue)
+        assert huge_pages_advised(copy.usm_data._pointer)
+        assert copy.flags.f_contiguous == (source.flags.f_contiguous
+                                           and not source.flags.c_contiguous)
+        np.testing.assert_array_equal(dpt.asnumpy(copy), source)
+
+
+def test_usm_advice_checks_its_arguments(queue):
+    with pytest.raises(DeviceError, match="needs a queue and a block"):
+        rt.usm_advise(queue, 0, 4096)
 
 
 def test_freed_usm_is_not_reused_on_another_context(queue, sycl_queue):

@@ -23,6 +23,7 @@ from ..passes.launch_plan import LaunchPlan
 from .parfor_to_mlir import (
     REDUCTION_WORK_ITEMS,
     ParforKernel,
+    Reduction,
     composite_of,
     kernel_name,
     scalar_items,
@@ -229,30 +230,54 @@ class _HostEmitter:
 
     def combine_reductions(self) -> None:
         """Each reduction variable becomes its value before the loop combined
-        with every work-item's partial result."""
-        b, context = self.builder, self.context
+        with the work-items' partial results."""
         for reduction in self.kernel.reductions:
             hosts = []
             for part in range(len(self.part_types(reduction.var))):
                 host, nbytes = self.partials[reduction.var, part]
-                self.call("xpuc_buffer_release", b.bitcast(host, I8P), nbytes, I32(1))
+                self.call("xpuc_buffer_release", self.builder.bitcast(host, I8P), nbytes,
+                          I32(1))
                 hosts.append(host)
             nbtype = self.carried_type(reduction.var)
+            partials = hosts[0] if len(hosts) == 1 else self._composites(nbtype, hosts)
+            combined = self._combined_pairwise(reduction, nbtype, partials)
             before = self.lowerer.loadvar(reduction.var)
             if reduction.last_value:  # assigned at iteration -1: any later one wins
                 before = self.composite(nbtype, [I64(-1), before])
-            total = cgutils.alloca_once_value(b, before)
-            combine = signature(nbtype, nbtype, nbtype)
-            with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
-                parts = [b.load(b.gep(host, [loop.index])) for host in hosts]
-                partial = self.composite(nbtype, parts) if composite_of(nbtype) else parts[0]
-                value = context.compile_internal(b, reduction.combine, combine,
-                                                 (b.load(total), partial))
-                b.store(value, total)
-            result = b.load(total)
+            total = self._combine(reduction, nbtype, before, combined)
             if reduction.last_value:
-                result = b.extract_value(result, 1)
-            self.lowerer.storevar(result, reduction.var)
+                total = self.builder.extract_value(total, 1)
+            self.lowerer.storevar(total, reduction.var)
+
+    def _combine(self, reduction: Reduction, nbtype: types.Type, left: llvm.Value,
+                 right: llvm.Value) -> llvm.Value:
+        return self.context.compile_internal(self.builder, reduction.combine,
+                                             signature(nbtype, nbtype, nbtype), (left, right))
+
+    def _combined_pairwise(self, reduction: Reduction, nbtype: types.Type,
+                           partials: llvm.Value) -> llvm.Value:
+        """The partial results combined halves into halves, in place, so that
+        a float sum loses no more than log2(REDUCTION_WORK_ITEMS) roundings here."""
+        b = self.builder
+        half = REDUCTION_WORK_ITEMS // 2
+        while half:
+            with cgutils.for_range(b, I64(half)) as loop:
+                left = b.gep(partials, [loop.index])
+                right = b.gep(partials, [b.add(loop.index, I64(half))])
+                b.store(self._combine(reduction, nbtype, b.load(left), b.load(right)), left)
+            half //= 2
+        return b.load(partials)
+
+    def _composites(self, nbtype: types.Type, parts: list[llvm.Value]) -> llvm.Value:
+        """An array of the IndexValue or complex structs whose parts the kernel
+        wrote to the arrays ``parts``."""
+        b = self.builder
+        made = cgutils.alloca_once(b, self.context.get_value_type(nbtype),
+                                   size=REDUCTION_WORK_ITEMS)
+        with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
+            values = [b.load(b.gep(part, [loop.index])) for part in parts]
+            b.store(self.composite(nbtype, values), b.gep(made, [loop.index]))
+        return made
 
     def composite(self, nbtype: types.Type, parts: list[llvm.Value]) -> llvm.Value:
         """The IndexValue or complex struct of ``parts``."""
@@ -308,7 +333,8 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1
     kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
-                              kernel_name(fndesc.qualname, ordinal))
+                              kernel_name(fndesc.qualname, ordinal),
+                              offload.target.vector_lanes)
     try:
         lowered = compile_to_spirv(kernel.name, kernel.mlir, offload.target)
     except UnsupportedError as error:  # what the device cannot run (no fp64)

@@ -92,14 +92,23 @@ class Reduction:
 
 
 # work-items of a reduction kernel: enough to fill the device's vector lanes and
-# cores, few enough that the host's final combine is cheap; as REDUCTION_CHUNKS
-# chunks of the iterations, each read by REDUCTION_LANES neighbouring work-items.
-# 8 lanes (a 64-byte line of float64) streamed best on the OpenCL CPU device
-# (AVX2): 16 and 64 lanes were 2x slower, each vector of lanes striding
-# through its chunk while the others wait their turn.
-REDUCTION_LANES = 8
-REDUCTION_CHUNKS = 512
-REDUCTION_WORK_ITEMS = REDUCTION_LANES * REDUCTION_CHUNKS
+# cores, few enough that the host's final combine is cheap. They are laid out
+# as chunks of the iterations, each read by as many neighbouring work-items as
+# the device runs in one vector (``Target.vector_lanes``): on the OpenCL CPU
+# device, which vectorizes across work-items, fewer lanes than its vector
+# width left the kernel scalar (half the bandwidth with 8 lanes on AVX-512),
+# and more made each vector of lanes stride through its chunk while the
+# others waited their turn (also about half).
+REDUCTION_WORK_ITEMS = 4096
+
+
+def reduction_lanes(target_lanes: int) -> int:
+    """The lanes of a reduction kernel for a device that runs ``target_lanes``
+    work-items in one vector: a power of two dividing REDUCTION_WORK_ITEMS."""
+    lanes = 1
+    while lanes * 2 <= min(target_lanes, REDUCTION_WORK_ITEMS):
+        lanes *= 2
+    return lanes
 
 
 @dataclass
@@ -1131,11 +1140,13 @@ def _var(t: _Translation, name: str) -> ir.Var:
 
 
 def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
-                    bounds: list[tuple[_Bound, _Bound]], reductions: list[_ReductionArg]) -> None:
-    """Work-item ``(c, l)`` of a REDUCTION_CHUNKS x REDUCTION_LANES parallel loop
-    runs the iterations ``r * L + l`` for the rows ``r`` of chunk ``c`` (the
-    iterations as rows of L, cut into C chunks of consecutive rows), carrying
-    the reduction variables from their start values, and stores its partial
+                    bounds: list[tuple[_Bound, _Bound]], reductions: list[_ReductionArg],
+                    lane_count: int) -> None:
+    """Work-item ``(c, l)`` of a C x L parallel loop (C * L =
+    REDUCTION_WORK_ITEMS, L = ``lane_count``) runs the iterations ``r * L + l``
+    for the rows ``r`` of chunk ``c`` (the iterations as rows of L, cut into C
+    chunks of consecutive rows), carrying the reduction variables from their
+    start values (float sums with compensated steps), and stores its partial
     results at ``c * L + l``; chunk 0 also takes the iterations of the last,
     partial row.
 
@@ -1147,59 +1158,97 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
     element by element, 5x slower than this.
     """
     total = _iteration_count(b, bounds)
-    lanes = b.index_constant(REDUCTION_LANES)
+    chunks = b.index_constant(REDUCTION_WORK_ITEMS // lane_count)
+    lanes = b.index_constant(lane_count)
     rows = arith.binary(b, "arith.divui", total, lanes)
-    rows_per_chunk = arith.binary(b, "arith.ceildivui", rows,
-                                  b.index_constant(REDUCTION_CHUNKS))
+    rows_per_chunk = arith.binary(b, "arith.ceildivui", rows, chunks)
+    # what each work-item carries from one iteration to the next, per
+    # reduction: its running value, and for a compensated sum the rounding
+    # error not yet in it
     starts = [b.constant(r.identity, r.dtype) if r.identity is not None else r.variable
               for r in reductions]
+    initial = [v for r, start in zip(reductions, starts)
+               for v in ([start, b.constant(0, r.dtype)] if r.compensated else [start])]
     types = ", ".join(r.dtype.mlir for r in reductions)
+    state_types = ", ".join(v.type.mlir for v in initial)
     argument_types = ", ".join([type for _, type in operands] + ["index"]
                                + [r.dtype.mlir for r in reductions])
 
-    def call(flat: Value, carried: list[str]) -> str:
+    def iteration(flat: Value, state: list[Value]) -> list[Value]:
+        """The state after the ``flat``-th iteration: the body carries each
+        reduction on, but gives a compensated sum's term alone (what it adds
+        to zero), which a compensated step then adds."""
+        rest = iter(state)
+        held = [(next(rest), next(rest)) if r.compensated else (next(rest),)
+                for r in reductions]
+        carried = [start.name if r.compensated else value[0].name
+                   for r, start, value in zip(reductions, starts, held)]
         results = b.fresh()
         arguments = ", ".join([name for name, _ in operands] + [flat.name] + carried)
         b.emit(f"{results}:{len(reductions)} = func.call @{body}({arguments}) : "
                f"({argument_types}) -> ({types})")
-        return results
+        following = []
+        for k, (r, value) in enumerate(zip(reductions, held)):
+            result = Value(f"{results}#{k}", r.dtype)
+            following += _compensated_add(b, *value, result) if r.compensated else [result]
+        return following
 
-    def yield_(results: str) -> None:
-        b.emit(f"scf.yield {', '.join(f'{results}#{k}' for k in range(len(reductions)))} "
-               f": {types}")
+    def yield_(state: list[Value]) -> None:
+        b.emit(f"scf.yield {', '.join(v.name for v in state)} : {state_types}")
+
+    def results(name: str) -> list[Value]:
+        return [Value(f"{name}#{k}", v.type) for k, v in enumerate(initial)]
 
     zero = b.index_constant(0)
-    with scf.parallel(b, [zero, zero], [b.index_constant(REDUCTION_CHUNKS), lanes]) as (
+    with scf.parallel(b, [zero, zero], [chunks, lanes]) as (
             chunk, lane):
         first_row = arith.binary(b, "arith.muli", chunk, rows_per_chunk)
         end_row = arith.binary(b, "arith.minui", arith.binary(
             b, "arith.addi", first_row, rows_per_chunk), rows)
         loop, row = b.fresh(), Value(b.fresh(), INDEX)
-        carried = [b.fresh() for _ in reductions]
-        iter_args = ", ".join(f"{c} = {v.name}" for c, v in zip(carried, starts))
-        with b.region(f"{loop}:{len(reductions)} = scf.for {row.name} = {first_row.name} "
+        carried = [Value(b.fresh(), v.type) for v in initial]
+        iter_args = ", ".join(f"{c.name} = {v.name}" for c, v in zip(carried, initial))
+        with b.region(f"{loop}:{len(initial)} = scf.for {row.name} = {first_row.name} "
                       f"to {end_row.name} step {b.index_constant(1).name} "
-                      f"iter_args({iter_args}) -> ({types})", "}"):
+                      f"iter_args({iter_args}) -> ({state_types})", "}"):
             row_start = arith.binary(b, "arith.muli", row, lanes)
-            yield_(call(arith.binary(b, "arith.addi", row_start, lane), carried))
+            yield_(iteration(arith.binary(b, "arith.addi", row_start, lane), carried))
         last = arith.binary(b, "arith.addi", arith.binary(b, "arith.muli", rows, lanes), lane)
         takes_last = arith.binary(b, "arith.andi", arith.compare(b, "eq", chunk, zero),
                                   arith.compare(b, "lt", last, total))
         work_item = arith.binary(b, "arith.addi",
                                  arith.binary(b, "arith.muli", chunk, lanes), lane)
 
-        def store(results: str) -> None:
-            for k, r in enumerate(reductions):
-                memref.store(b, Value(f"{results}#{k}", r.dtype), r.partials, r.dtype,
-                             work_item)
+        def store(state: list[Value]) -> None:
+            rest = iter(state)
+            for r in reductions:
+                value = next(rest)
+                if r.compensated:  # the sum with the error it has not taken in yet
+                    value = arith.binary(b, "arith.subf", value, next(rest))
+                memref.store(b, value, r.partials, r.dtype, work_item)
 
-        # each branch stores its own results: an scf.if that yields them made
+        # each branch stores its own results: an scf.if that yielded them made
         # the OpenCL CPU device's vectorizer carry a loop-invariant float sum
         # (``s += 1.0``) from one work-item into the next
-        with b.region(f"scf.if {takes_last.name}", "}"):
-            store(call(last, [f"{loop}#{k}" for k in range(len(reductions))]))
+        with b.region(f"scf.if {takes_last.name}"):
+            store(iteration(last, results(loop)))
             b.emit("} else {", indent=-1)
-            store(loop)
+            store(results(loop))
+
+
+def _compensated_add(b: Builder, total: Value, error: Value, term: Value) -> list[Value]:
+    """Kahan's step: ``total + term``, and the rounding error of the sum so far
+    (``total - error`` is the sum), so that a work-item's share of a float sum
+    is exact to a few ulps however many terms it adds."""
+    corrected = arith.binary(b, "arith.subf", term, error)
+    following = arith.binary(b, "arith.addf", total, corrected)
+    lost = arith.binary(b, "arith.subf", arith.binary(b, "arith.subf", following, total),
+                        corrected)
+    # past an infinity (or an overflow) there is no error to carry, and
+    # carrying inf - inf would make the sum NaN
+    magnitude = b.op(f"math.absf {lost.name} : {lost.type.mlir}", lost.type)
+    finite = arith.compare(b, "lt", magnitude, b.constant(float("inf"), lost.type))
+    return [following, arith.select(b, finite, lost, b.constant(0, lost.type))]
 
 
 def _successor(blocks: dict, label: int, after: str) -> str:
@@ -1266,6 +1315,7 @@ class _ReductionArg:
     partials: str  # SSA name of the partial results' memref argument
     variable: Value | None  # the variable's value before the loop (an argument)
     identity: int | None  # what work-items start from; None: from ``variable``
+    compensated: bool  # a float sum, whose work-items add in compensated steps
     part: str | None = None  # of an IndexValue or a complex number: its field
 
 
@@ -1298,9 +1348,10 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
             partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype), axis))
             # the imaginary part of 0 and of 1 is 0
             start_part = 0 if part == "imag" and identity is not None else identity
+            compensated = dtype.is_float and info.redop in (operator.iadd, operator.isub)
             found.append(_ReductionArg(Reduction(name, combine), dtype, partials,
                                        getattr(start, part) if part else start, start_part,
-                                       part))
+                                       compensated, part))
     for name in sorted(t.parfor.races):
         dtype = scalar_type(t.typemap[name], f"variable '{_user_names([name])}' assigned in "
                             "the loop and read after it", t.parfor.loc)
@@ -1310,7 +1361,8 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
                                                             ("value", dtype, 0))):
             partials = t.add_param(KernelParam("partials", name,
                                                memref.memref_type(part_type), axis))
-            found.append(_ReductionArg(last, part_type, partials, None, identity, part))
+            found.append(_ReductionArg(last, part_type, partials, None, identity, False,
+                                       part))
     return found
 
 
@@ -1333,8 +1385,10 @@ def _user_names(names: object) -> str:
     return ", ".join(sorted({name.split(".")[0] for name in names}))
 
 
-def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) -> ParforKernel:
-    """The kernel MLIR of ``parfor`` and what the host must pass to it."""
+def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
+                     vector_lanes: int) -> ParforKernel:
+    """The kernel MLIR of ``parfor`` and what the host must pass to it, for a
+    device that runs ``vector_lanes`` work-items in one vector."""
     assigned = {stmt.target.name for block in parfor.loop_body.values() for stmt in block.body
                 if isinstance(stmt, ir.Assign)}
     rebound = assigned & set(parfor.params) - set(parfor.redvars) - parfor.races
@@ -1363,10 +1417,11 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
     operands = [(ssa, p.mlir_type) for ssa, p in t.args]
     t.b = main
     if reductions:
-        _reduction_loop(main, f"{name}_body", operands, bounds, reductions)
+        _reduction_loop(main, f"{name}_body", operands, bounds, reductions,
+                        reduction_lanes(vector_lanes))
         ndim = 2  # chunks x lanes
     else:
-        _map_loop(main, f"{name}_body", operands, bounds)
+        _map_loop(main, f"{name}_body", operands, bounds, _inner_strides(t))
     signature = ", ".join(f"{ssa}: {type}" for ssa, type in operands)
     body_signature = ", ".join([f"{ssa}: {type}" for ssa, type in operands]
                                + [f"{v.name}: {v.type.mlir}" for v in body_args])
@@ -1381,8 +1436,16 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str) 
 
 
 def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
-              bounds: list[tuple[_Bound, _Bound]]) -> None:
-    """The parallel loop over the iteration space, calling the body at each point."""
+              bounds: list[tuple[_Bound, _Bound]], inner_strides: list[str]) -> None:
+    """The parallel loop over the iteration space, calling the body at each point.
+
+    Views (``a[1:-1, 1:-1]``) come with their strides as arguments, and an
+    innermost stride the device compiler cannot see makes it gather and
+    scatter element by element. When every view's innermost stride
+    (``inner_strides``) is 1, as for slices of rows, the body is called with
+    the constant 1 in their place, so that its copy inlined there reads and
+    writes neighbouring elements in neighbouring work-items; the test is the
+    same in every work-item, so the device runs one version or the other."""
     folded, rest = _kernel_nest(bounds)
     if len(folded) > 1:  # the folded outer loops count their points from 0
         lower, upper = [b.index_constant(0)], [_iteration_count(b, folded)]
@@ -1390,10 +1453,32 @@ def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         lower, upper = [_bound(b, folded[0][0])], [_bound(b, folded[0][1])]
     lower += [_bound(b, low) for low, _ in rest]
     upper += [_bound(b, high) for _, high in rest]
-    with scf.parallel(b, lower, upper) as ivs:
-        arguments = [name for name, _ in operands] + [iv.name for iv in ivs]
-        types = [type for _, type in operands] + ["index"] * len(ivs)
+    types = [type for _, type in operands] + ["index"] * len(lower)
+
+    def call(ivs: list[Value], replaced: dict[str, str]) -> None:
+        arguments = [replaced.get(name, name) for name, _ in operands] + [iv.name for iv in ivs]
         b.emit(f"func.call @{body}({', '.join(arguments)}) : ({', '.join(types)}) -> ()")
+
+    if not inner_strides:
+        with scf.parallel(b, lower, upper) as ivs:
+            call(ivs, {})
+        return
+    one = b.index_constant(1)
+    with scf.parallel(b, lower, upper) as ivs:
+        unit = arith.compare(b, "eq", Value(inner_strides[0], INDEX), one)
+        for stride in inner_strides[1:]:
+            unit = arith.binary(b, "arith.andi", unit,
+                                arith.compare(b, "eq", Value(stride, INDEX), one))
+        with b.region(f"scf.if {unit.name}"):
+            call(ivs, {stride: one.name for stride in inner_strides})
+            b.emit("} else {", indent=-1)
+            call(ivs, {})
+
+
+def _inner_strides(t: _Translation) -> list[str]:
+    """The arguments that hold the innermost stride of an array view."""
+    return [ssa for ssa, param in t.args
+            if param.kind == "stride" and param.axis == t.typemap[param.var].ndim - 1]
 
 
 def kernel_name(function_name: str, ordinal: int) -> str:

@@ -20,6 +20,9 @@ class Target:
     fp16: bool = False
     atomic64: bool = True  # 64-bit atomics (explicit kernels' atomic.add)
     spirv_version: str = "v1.2"
+    # work-items the device runs side by side as one vector, which reduction
+    # kernels lay their lanes out by (see parfor_to_mlir.reduction_lanes)
+    vector_lanes: int = 8
 
     @property
     def spirv_caps(self) -> tuple[str, ...]:
