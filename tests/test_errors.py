@@ -190,3 +190,14 @@ def test_outer_variable_assigned_in_some_iterations_is_refused():
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
         last_above(np.ones(4), 0.5)
     assert "variable(s) found from before the loop assigned in it" in str(info.value)
+
+
+def test_array_assigned_to_a_row_in_a_body_is_refused():
+    @xpuc.jit
+    def copy_rows(x, y, sz):
+        for i in numba.pndindex(sz):
+            x[i] = y[0]
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        copy_rows(np.zeros((4, 3)), np.ones((4, 3)), 4)
+    assert "assigning anything but a number to an array element or slice" in str(info.value)

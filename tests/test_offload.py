@@ -681,3 +681,31 @@ def test_complex_array_expressions_and_constructors():
     expected_ones, expected_steps = build.py_func(7, 2, 0.5 + 1j)
     np.testing.assert_array_equal(ones, expected_ones)
     np.testing.assert_allclose(steps, expected_steps, rtol=1e-15)
+
+
+def test_chunk_size_inside_prange_is_the_default():
+    @xpuc.jit
+    def chunk_sizes(out):
+        with numba.parallel_chunksize(4):
+            for i in numba.prange(out.shape[0]):
+                out[i] = numba.get_parallel_chunksize()
+        return numba.get_parallel_chunksize()
+
+    out = np.full(10, -1)
+    assert offload(chunk_sizes, out) == 0
+    np.testing.assert_array_equal(out, 0)
+
+
+def test_number_assigned_to_a_row_or_slice_in_prange():
+    @xpuc.jit
+    def fill(x, sz, v):
+        for i in numba.pndindex(sz):  # i is a 1-tuple: x[i] is a row
+            x[i] = v
+        for i in numba.prange(x.shape[0]):
+            x[i, 1::3] = -i
+        return x
+
+    x, expected = np.zeros((10, 7)), np.zeros((10, 7))
+    offload(fill, x, 4, 2.5)
+    fill.py_func(expected, (4,), 2.5)
+    np.testing.assert_array_equal(x, expected)

@@ -11,6 +11,7 @@ Anything outside both tables raises ``UnsupportedError`` with the source line.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import operator
 import re
@@ -691,6 +692,13 @@ def _set_num_threads(t: _Translation, expr: ir.Expr, target: ir.Var) -> None:
     t.b.emit(f"memref.store {value.name}, {_thread_count_slot(t)}[] : memref<i64>")
 
 
+@call_rule(numba.get_parallel_chunksize)
+def _get_parallel_chunksize(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    # inside a parallel region Numba's workers run with the chunk size reset
+    # to 0 (the default scheduling); a work-item has no chunk size of its own
+    return t.b.constant(0, I64)
+
+
 @call_rule(slice)
 def _slice(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Slice:
     """``slice(stop)``, ``slice(start, stop)``, ``slice(start, stop, step)``
@@ -874,14 +882,40 @@ def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
     if not isinstance(array, _Array):
         raise UnsupportedError(f"{_where(stmt.loc)}: item assignment to a non-array")
     note_use(t, array, writes=True)
-    if array.is_complex:
-        held = as_complex(t.b, t.lookup(stmt.value), array.dtype)
-        values = [held.real, held.imag]
+    indices, held = _indices(t, stmt), t.lookup(stmt.value)
+    if len(indices) < len(array.dims) or any(isinstance(i, _Slice) for i in indices):
+        _fill(t, _view(t, array, indices, stmt.loc), held, stmt.loc)
     else:
-        values = [arith.cast(t.b, t.value(stmt.value), array.dtype)]
-    offsets = _float_offsets(t.b, array, element_offset(t, array, _indices(t, stmt), stmt.loc))
-    for value, at in zip(values, offsets):
+        _store_element(t, array, element_offset(t, array, indices, stmt.loc), held, stmt.loc)
+
+
+def _store_element(t: _Translation, array: _Array, offset: Value, held: object,
+                   loc: ir.Loc) -> None:
+    if array.is_complex:
+        complex_value = as_complex(t.b, held, array.dtype)
+        values = [complex_value.real, complex_value.imag]
+    elif isinstance(held, Value):
+        values = [arith.cast(t.b, held, array.dtype)]
+    else:
+        raise UnsupportedError(f"{_where(loc)}: assigning anything but a number to an array "
+                               "element or slice in a parfor body")
+    for value, at in zip(values, _float_offsets(t.b, array, offset)):
         memref.store(t.b, value, array.memref, array.dtype, at, array.memref_type)
+
+
+def _fill(t: _Translation, view: _Array, held: object, loc: ir.Loc) -> None:
+    """``a[i] = x`` / ``a[i, 1:] = x`` of a number ``x`` that Numba left in the
+    body: a serial loop nest over the view, inside the work-item."""
+    b = t.b
+    zero, one = b.index_constant(0), b.index_constant(1)
+    with contextlib.ExitStack() as loops:
+        positions = []
+        for dim in view.dims:
+            position = Value(b.fresh(), INDEX)
+            loops.enter_context(b.region(
+                f"scf.for {position.name} = {zero.name} to {dim.name} step {one.name}"))
+            positions.append(position)
+        _store_element(t, view, element_offset(t, view, positions, loc), held, loc)
 
 
 _stmt_rule(ir.SetItem)(_setitem)
