@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -690,6 +691,63 @@ def _set_num_threads(t: _Translation, expr: ir.Expr, target: ir.Var) -> None:
     (count,) = expr.args
     value = arith.cast(t.b, t.value(count), I64)
     t.b.emit(f"memref.store {value.name}, {_thread_count_slot(t)}[] : memref<i64>")
+
+
+def _constant(t: _Translation, var: ir.Var) -> object:
+    """The value of ``var`` when compiling: a literal, a constant, or a tuple
+    of them built in the parfor; None when it is not known."""
+    nbtype = t.typemap[var.name]
+    if isinstance(nbtype, types.Literal):
+        return nbtype.literal_value
+    definition = _definitions(t.parfor).get(var.name)
+    if isinstance(definition, ir.Const):
+        return definition.value
+    if isinstance(definition, ir.Var):
+        return _constant(t, definition)
+    if isinstance(definition, ir.Expr) and definition.op == "build_tuple":
+        return tuple(_constant(t, item) for item in definition.items)
+    return None
+
+
+def _definitions(parfor: Parfor) -> dict[str, object]:
+    """What each variable of the parfor (and the parfors nested in it) is
+    assigned, when it is assigned once."""
+    found: dict[str, object] = {}
+    seen: set[str] = set()
+    blocks = [parfor.init_block, *parfor.loop_body.values()]
+    while blocks:
+        for stmt in blocks.pop().body:
+            if isinstance(stmt, Parfor):
+                blocks += [stmt.init_block, *stmt.loop_body.values()]
+            elif isinstance(stmt, ir.Assign):
+                name = stmt.target.name
+                found[name] = None if name in seen else stmt.value
+                seen.add(name)
+    return found
+
+
+# memory space of a work-item's own arrays (SPIR-V Function storage)
+PRIVATE_MEMORY_SPACE = "#spirv.storage_class<Function>"
+
+
+@call_rule(np.empty)
+def _private_array(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Array:
+    """``np.empty`` in a body (what np.zeros / np.ones there become), of a shape
+    known when compiling: an array of the work-item's own, made afresh in each
+    iteration."""
+    shape = _constant(t, expr.args[0])
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise UnsupportedError(
+            f"{_where(expr.loc)}: an array made in a parfor body with a shape that is not "
+            "a constant")
+    nbtype = t.typemap[target.name]
+    dtype = scalar_type(nbtype.dtype, "array made in a parfor body", expr.loc)
+    memref_type = f"memref<{max(math.prod(shape), 1)}x{dtype.storage}, {PRIVATE_MEMORY_SPACE}>"
+    name = t.b.fresh()
+    t.allocas.append(f"{name} = memref.alloca() : {memref_type}")
+    dims = tuple(t.b.index_constant(n) for n in shape)
+    return _Array(target.name, name, dtype, dims, memref_type=memref_type)
 
 
 @call_rule(numba.get_parallel_chunksize)
