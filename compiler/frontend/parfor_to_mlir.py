@@ -54,13 +54,14 @@ class KernelParam:
 
     kind: ``array`` (device copy of array ``var``), ``partials`` (a device buffer
     of REDUCTION_WORK_ITEMS partial results of reduction variable ``var``, of
-    its part ``axis`` for an IndexValue),
+    its part ``axis`` for an IndexValue, a complex number or a variable whose
+    last assignment the kernel reports),
     ``dim`` (``var.shape[axis]``),
     ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of
     loop nest ``axis``, held in ``var``), ``scalar``, ``tuple_item`` (item
-    ``axis`` of a tuple of scalars or an IndexValue), ``num_threads`` (what
-    ``numba.get_num_threads()`` gives at the launch), ``pointer`` (array ``var`` again, as a
-    SPIR-V pointer for atomics).
+    ``axis`` of a tuple of scalars, an IndexValue or a complex number),
+    ``num_threads`` (what ``numba.get_num_threads()`` gives at the launch),
+    ``pointer`` (array ``var`` again, as a SPIR-V pointer for atomics).
     """
 
     kind: str
@@ -263,7 +264,7 @@ class _Translation:
         complex number) also goes to its slot, where other blocks find it."""
         composite = composite_of(self.typemap.get(var.name))
         if composite is Complex and isinstance(held, Value):  # x = 1.0 of a complex x
-            held = as_complex(self.b, held, self._part_types(var)[0])
+            held = _as_complex(self.b, held, self._part_types(var)[0])
         if isinstance(held, Value):
             held = arith.cast(self.b, held, self.typed(var))
             self._store(var.name, held)
@@ -528,13 +529,13 @@ def _operate(t: _Translation, key: object, args: list[ir.Var], expr: ir.Expr,
     widest = max((ty for ty in [result, *(t.typemap[a.name] for a in args)]
                   if isinstance(ty, types.Complex)), key=lambda ty: ty.bitwidth)
     part = scalar_type(widest.underlying_float, what, expr.loc)
-    value = rule(t.b, [as_complex(t.b, t.lookup(a), part) for a in args])
+    value = rule(t.b, [_as_complex(t.b, t.lookup(a), part) for a in args])
     if isinstance(result, types.Complex):
-        return as_complex(t.b, value, scalar_type(result.underlying_float, what, expr.loc))
+        return _as_complex(t.b, value, scalar_type(result.underlying_float, what, expr.loc))
     return arith.cast(t.b, value, scalar_type(result, what, expr.loc))
 
 
-def as_complex(b: Builder, held: object, part: ScalarType) -> Complex:
+def _as_complex(b: Builder, held: object, part: ScalarType) -> Complex:
     """``held`` (a complex or real value) as a complex of ``part`` floats."""
     if isinstance(held, Complex):
         return Complex(*(arith.cast(b, getattr(held, p), part) for p in Complex.PARTS))
@@ -950,7 +951,7 @@ def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
 def _store_element(t: _Translation, array: _Array, offset: Value, held: object,
                    loc: ir.Loc) -> None:
     if array.is_complex:
-        complex_value = as_complex(t.b, held, array.dtype)
+        complex_value = _as_complex(t.b, held, array.dtype)
         values = [complex_value.real, complex_value.imag]
     elif isinstance(held, Value):
         values = [arith.cast(t.b, held, array.dtype)]
