@@ -188,3 +188,28 @@ def test_float_sums_keep_infinities_and_nans():
     overflowing = np.full(1000, np.finfo(np.float64).max)
     assert offload(prange_sum, overflowing) == np.inf
     assert offload(prange_sum, -overflowing) == -np.inf
+
+
+def test_reductions_over_views_with_and_without_unit_inner_strides():
+    # as map kernels, a reduction kernel runs the body with the constant 1
+    # for the views' innermost strides when all of them are 1
+    @xpuc.jit
+    def weighted_sum_and_max(a, b):
+        total, high = 0.0, -np.inf
+        for i in numba.prange(a.shape[0]):
+            for j in numba.prange(a.shape[1]):
+                total += a[i, j] * b[i, j]
+                high = max(high, a[i, j] - b[i, j])
+        return total, high
+
+    base = rng.normal(size=(50, 70))
+    compiled = []
+    for first, second in ((np.s_[1:-1, 1:-1], np.s_[2:, :-2]),  # inner strides 1
+                          (np.s_[:, ::2], np.s_[:, 1::2]),  # none 1
+                          (np.s_[:, 1:36], np.s_[:, ::-2])):  # one not 1
+        a, b = base[first], base[second]
+        total, high = offload(weighted_sum_and_max, a, b)
+        compiled.append(xpuc.stats()["kernels_compiled"])
+        np.testing.assert_allclose(total, np.sum(a * b), rtol=1e-12)
+        assert high == np.max(a - b)
+    assert compiled == [1, 0, 0]
