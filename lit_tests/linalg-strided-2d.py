@@ -15,8 +15,8 @@ def twice(a):
 # CHECK: func.func @twice_parfor0(%{{arg[0-9]+}}: memref<?xf32>,
 # CHECK-SAME: %[[A:arg[0-9]+]]: memref<?xf32>, %{{arg[0-9]+}}: index, %{{arg[0-9]+}}: index,
 # CHECK-SAME: %[[S0:arg[0-9]+]]: index, %[[S1:arg[0-9]+]]: index
-# CHECK: %[[ONE:c1[_0-9]*]] = arith.constant 1 : index
 # CHECK: scf.parallel (%{{arg[0-9]+}}, %{{arg[0-9]+}})
+# CHECK-NEXT: %[[ONE:c1[_0-9]*]] = arith.constant 1 : index
 # CHECK-NEXT: %[[UNIT:[0-9]+]] = arith.cmpi eq, %[[S1]], %[[ONE]] : index
 # CHECK-NEXT: scf.if %[[UNIT]] {
 # CHECK: %[[I:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index

@@ -19,8 +19,8 @@ def double(src, dst):
 # CHECK: func.func @double_parfor0(%[[DST:arg[0-9]+]]: memref<?xf64>, %{{arg[0-9]+}}: index,
 # CHECK-SAME: %[[SRC:arg[0-9]+]]: memref<?xf64>, %{{arg[0-9]+}}: index, %[[STRIDE:arg[0-9]+]]: index,
 # CHECK-SAME: %[[N:arg[0-9]+]]: index)
-# CHECK: %[[ONE:c1[_0-9]*]] = arith.constant 1 : index
 # CHECK: scf.parallel (%{{arg[0-9]+}}) = (%c0) to (%[[N]])
+# CHECK-NEXT: %[[ONE:c1[_0-9]*]] = arith.constant 1 : index
 # CHECK-NEXT: %[[UNIT:[0-9]+]] = arith.cmpi eq, %[[STRIDE]], %[[ONE]] : index
 # CHECK-NEXT: scf.if %[[UNIT]] {
 # CHECK: %[[I:[0-9]+]] = arith.index_castui %{{[0-9]+}} : i64 to index

@@ -153,18 +153,19 @@ def test_reduction_lanes_are_a_power_of_two_within_the_work_items(device_lanes, 
     assert reduction_lanes(device_lanes) == lanes
 
 
-def test_reduction_lanes_follow_the_devices_vector_width():
-    @xpuc.jit
-    def total(a):
-        s = 0.0
-        for i in numba.prange(a.shape[0]):
-            s += a[i]
-        return s
+@xpuc.jit
+def prange_sum(a):
+    s = a.dtype.type(0)
+    for i in numba.prange(a.shape[0]):
+        s += a[i]
+    return s
 
-    offload(total, np.ones(100))
+
+def test_reduction_lanes_follow_the_devices_vector_width():
+    offload(prange_sum, np.ones(100))
     width = dpctl.SyclDevice(DEVICE).native_vector_width_float
     assert target_for(dpctl.SyclDevice(DEVICE)).vector_lanes == width
-    assert f"arith.constant {reduction_lanes(width)} : index" in total.inspect_mlir("linalg")
+    assert f"arith.constant {reduction_lanes(width)} : index" in prange_sum.inspect_mlir("linalg")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -172,35 +173,46 @@ def test_float_sums_are_as_accurate_as_numpys_pairwise_sum(dtype):
     # work-items add their shares with compensated steps and the host adds
     # their partial sums pairwise: a float32 sum of 4M terms is exact to a few
     # ulps, where adding them one by one is off by thousands
-    @xpuc.jit
-    def total(a):
-        s = a.dtype.type(0)
-        for i in numba.prange(a.shape[0]):
-            s += a[i]
-        return s
-
     a = rng.random(4_000_003).astype(dtype)
     exact = math.fsum(a.astype(np.float64))
-    got = offload(total, a)
+    got = offload(prange_sum, a)
     ulp = np.spacing(dtype(exact))
     assert abs(float(got) - exact) <= max(abs(float(np.sum(a)) - exact), 2 * ulp)
 
 
 def test_float_sums_keep_infinities_and_nans():
-    @xpuc.jit
-    def total(a):
-        s = 0.0
-        for i in numba.prange(a.shape[0]):
-            s += a[i]
-        return s
-
     for special, expected in [(np.inf, np.inf), (-np.inf, -np.inf), (np.nan, np.nan)]:
         a = rng.random(10_000)
         a[1234] = special
-        np.testing.assert_equal(offload(total, a), expected)
+        np.testing.assert_equal(offload(prange_sum, a), expected)
     overflowing = np.full(1000, np.finfo(np.float64).max)
-    assert offload(total, overflowing) == np.inf
-    assert offload(total, -overflowing) == -np.inf
+    assert offload(prange_sum, overflowing) == np.inf
+    assert offload(prange_sum, -overflowing) == -np.inf
+
+
+def test_reductions_over_views_with_and_without_unit_inner_strides():
+    # as map kernels, a reduction kernel runs the body with the constant 1
+    # for the views' innermost strides when all of them are 1
+    @xpuc.jit
+    def weighted_sum_and_max(a, b):
+        total, high = 0.0, -np.inf
+        for i in numba.prange(a.shape[0]):
+            for j in numba.prange(a.shape[1]):
+                total += a[i, j] * b[i, j]
+                high = max(high, a[i, j] - b[i, j])
+        return total, high
+
+    base = rng.normal(size=(50, 70))
+    compiled = []
+    for first, second in ((np.s_[1:-1, 1:-1], np.s_[2:, :-2]),  # inner strides 1
+                          (np.s_[:, ::2], np.s_[:, 1::2]),  # none 1
+                          (np.s_[:, 1:36], np.s_[:, ::-2])):  # one not 1
+        a, b = base[first], base[second]
+        total, high = offload(weighted_sum_and_max, a, b)
+        compiled.append(xpuc.stats()["kernels_compiled"])
+        np.testing.assert_allclose(total, np.sum(a * b), rtol=1e-12)
+        assert high == np.max(a - b)
+    assert compiled == [1, 0, 0]
 
 
 @xpuc.jit

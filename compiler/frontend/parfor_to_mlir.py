@@ -1234,7 +1234,7 @@ def _var(t: _Translation, name: str) -> ir.Var:
 
 def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
                     bounds: list[tuple[_Bound, _Bound]], reductions: list[_ReductionArg],
-                    lane_count: int) -> None:
+                    lane_count: int, inner_strides: list[str]) -> None:
     """Work-item ``(c, l)`` of a C x L parallel loop (C * L =
     REDUCTION_WORK_ITEMS, L = ``lane_count``) runs the iterations ``r * L + l``
     for the rows ``r`` of chunk ``c`` (the iterations as rows of L, cut into C
@@ -1248,7 +1248,7 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
     neighbouring elements, at an offset from a row counter that is the same
     in all of them, and each chunk streams through memory of its own. Strided
     shares (work-item w runs w, w + W, ...) made the OpenCL CPU device gather
-    element by element, 5x slower than this.
+    element by element, 5x slower than this. Views run as in ``_map_loop``.
     """
     total = _iteration_count(b, bounds)
     chunks = b.index_constant(REDUCTION_WORK_ITEMS // lane_count)
@@ -1267,7 +1267,7 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
     argument_types = ", ".join([type for _, type in operands] + ["index"]
                                + [r.dtype.mlir for r in reductions])
 
-    def iteration(flat: Value, state: list[Value]) -> list[Value]:
+    def iteration(flat: Value, state: list[Value], replaced: dict[str, str]) -> list[Value]:
         """The state after the ``flat``-th iteration: the body carries each
         reduction on, but gives a compensated sum's term alone (what it adds
         to zero), which a compensated step then adds."""
@@ -1277,7 +1277,8 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         carried = [start.name if r.compensated else value[0].name
                    for r, start, value in zip(reductions, starts, held)]
         results = b.fresh()
-        arguments = ", ".join([name for name, _ in operands] + [flat.name] + carried)
+        arguments = ", ".join([replaced.get(name, name) for name, _ in operands] + [flat.name]
+                              + carried)
         b.emit(f"{results}:{len(reductions)} = func.call @{body}({arguments}) : "
                f"({argument_types}) -> ({types})")
         following = []
@@ -1292,9 +1293,8 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
     def results(name: str) -> list[Value]:
         return [Value(f"{name}#{k}", v.type) for k, v in enumerate(initial)]
 
-    zero = b.index_constant(0)
-    with scf.parallel(b, [zero, zero], [chunks, lanes]) as (
-            chunk, lane):
+    def reduce_share(chunk: Value, lane: Value, replaced: dict[str, str]) -> None:
+        """Work-item (chunk, lane): its share of the iterations, stored."""
         first_row = arith.binary(b, "arith.muli", chunk, rows_per_chunk)
         end_row = arith.binary(b, "arith.minui", arith.binary(
             b, "arith.addi", first_row, rows_per_chunk), rows)
@@ -1305,7 +1305,7 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
                       f"to {end_row.name} step {b.index_constant(1).name} "
                       f"iter_args({iter_args}) -> ({state_types})", "}"):
             row_start = arith.binary(b, "arith.muli", row, lanes)
-            yield_(iteration(arith.binary(b, "arith.addi", row_start, lane), carried))
+            yield_(iteration(arith.binary(b, "arith.addi", row_start, lane), carried, replaced))
         last = arith.binary(b, "arith.addi", arith.binary(b, "arith.muli", rows, lanes), lane)
         takes_last = arith.binary(b, "arith.andi", arith.compare(b, "eq", chunk, zero),
                                   arith.compare(b, "lt", last, total))
@@ -1324,9 +1324,13 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         # the OpenCL CPU device's vectorizer carry a loop-invariant float sum
         # (``s += 1.0``) from one work-item into the next
         with b.region(f"scf.if {takes_last.name}"):
-            store(iteration(last, results(loop)))
+            store(iteration(last, results(loop), replaced))
             b.emit("} else {", indent=-1)
             store(results(loop))
+
+    zero = b.index_constant(0)
+    with scf.parallel(b, [zero, zero], [chunks, lanes]) as (chunk, lane):
+        _by_inner_strides(b, inner_strides, lambda replaced: reduce_share(chunk, lane, replaced))
 
 
 def _compensated_add(b: Builder, total: Value, error: Value, term: Value) -> list[Value]:
@@ -1511,7 +1515,7 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
     t.b = main
     if reductions:
         _reduction_loop(main, f"{name}_body", operands, bounds, reductions,
-                        reduction_lanes(vector_lanes))
+                        reduction_lanes(vector_lanes), _inner_strides(t))
         ndim = 2  # chunks x lanes
     else:
         _map_loop(main, f"{name}_body", operands, bounds, _inner_strides(t))
@@ -1552,20 +1556,28 @@ def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         arguments = [replaced.get(name, name) for name, _ in operands] + [iv.name for iv in ivs]
         b.emit(f"func.call @{body}({', '.join(arguments)}) : ({', '.join(types)}) -> ()")
 
+    with scf.parallel(b, lower, upper) as ivs:
+        _by_inner_strides(b, inner_strides, lambda replaced: call(ivs, replaced))
+
+
+def _by_inner_strides(b: Builder, inner_strides: list[str],
+                      emit: Callable[[dict[str, str]], None]) -> None:
+    """``emit(replaced)``, code that calls the body with the arguments that
+    ``replaced`` maps replaced: with none, or, when some arguments are the
+    innermost strides of views, as two versions, the first run when they all
+    are 1 and given the constant 1 for them."""
     if not inner_strides:
-        with scf.parallel(b, lower, upper) as ivs:
-            call(ivs, {})
+        emit({})
         return
     one = b.index_constant(1)
-    with scf.parallel(b, lower, upper) as ivs:
-        unit = arith.compare(b, "eq", Value(inner_strides[0], INDEX), one)
-        for stride in inner_strides[1:]:
-            unit = arith.binary(b, "arith.andi", unit,
-                                arith.compare(b, "eq", Value(stride, INDEX), one))
-        with b.region(f"scf.if {unit.name}"):
-            call(ivs, {stride: one.name for stride in inner_strides})
-            b.emit("} else {", indent=-1)
-            call(ivs, {})
+    unit = arith.compare(b, "eq", Value(inner_strides[0], INDEX), one)
+    for stride in inner_strides[1:]:
+        unit = arith.binary(b, "arith.andi", unit,
+                            arith.compare(b, "eq", Value(stride, INDEX), one))
+    with b.region(f"scf.if {unit.name}"):
+        emit({stride: one.name for stride in inner_strides})
+        b.emit("} else {", indent=-1)
+        emit({})
 
 
 def _inner_strides(t: _Translation) -> list[str]:
