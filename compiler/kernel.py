@@ -190,6 +190,8 @@ class KernelFunction:
         if param.kind == "stride":
             array = arrays[param.var]
             return runtime.ARG_I64, array.strides[param.axis] // array.itemsize
+        if param.kind == "num_threads":
+            return runtime.ARG_I64, numba.get_num_threads()
         return _SCALAR_KINDS[param.mlir_type], values[param.var]
 
     def _lowered(self, signature: tuple | None) -> list[_Compiled]:

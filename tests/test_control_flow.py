@@ -214,3 +214,35 @@ def test_a_loop_whose_body_numba_prunes_away():
         assert (out == 1).all()
         optional_write(out, 2.0)
     assert (out == 2).all()
+
+
+def test_arrays_made_in_the_body_belong_to_the_work_item():
+    @xpuc.jit
+    def windows(a, out):
+        width = 4
+        for i in numba.prange(out.shape[0]):
+            window = np.zeros((width,))     # a literal shape
+            grid = np.ones((2, 3), np.int32)  # a constant tuple
+            for k in range(width):
+                window[k] = a[i + k] * (k + 1)
+            grid[1, 2] = i
+            out[i] = window.sum() + window[-1] + grid.sum()
+
+    def make():
+        return np.random.default_rng(4).uniform(-1, 1, 104), np.zeros(100)
+
+    (_, device_out), (_, cpu_out) = on_device_and_cpu(windows, make)
+    np.testing.assert_allclose(device_out, cpu_out, rtol=1e-12)
+
+
+def test_array_of_a_variable_shape_made_in_the_body_is_refused():
+    @xpuc.jit
+    def rows(a, out):
+        for i in numba.prange(out.shape[0]):
+            row = np.zeros(a.shape[1])
+            out[i] = row.sum()
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        rows(np.ones((3, 4)), np.zeros(3))
+    assert "an array made in a parfor body with a shape that is not a constant" \
+        in str(info.value)

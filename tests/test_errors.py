@@ -126,3 +126,78 @@ def test_float64_on_a_device_without_fp64(monkeypatch):
     square = xpuc.jit(lambda a: a * a)
     a = np.arange(3.0, dtype=np.float32)
     np.testing.assert_array_equal(offload(square, a), a * a)
+
+
+def test_slice_with_a_variable_step_is_refused():
+    @xpuc.jit
+    def every(a, out, step):
+        for i in numba.prange(out.shape[0]):
+            out[i] = a[i, ::step].sum()
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        every(np.ones((3, 4)), np.zeros(3), 2)
+    assert "slice with a variable step" in str(info.value)
+    assert f"{__file__}:{_line_of(every, 'out[i] =')}" in str(info.value)
+
+
+
+
+def test_argmin_of_bools_is_refused():
+    @xpuc.jit
+    def first_false(a):
+        return np.argmin(a)
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        first_false(np.ones(10, np.bool_))
+    assert "of type IndexValueType(bool)" in str(info.value)
+
+
+def test_complex_operation_without_a_rule_is_refused():
+    @xpuc.jit
+    def exponentials(a, out):
+        for i in numba.prange(a.shape[0]):
+            out[i] = np.exp(a[i])
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        exponentials(np.ones(4, np.complex128), np.zeros(4, np.complex128))
+    assert "call to numpy.exp on complex numbers" in str(info.value)
+    assert f"{__file__}:{_line_of(exponentials, 'out[i] =')}" in str(info.value)
+
+
+def test_array_assigned_in_the_loop_and_read_after_it_is_refused():
+    @xpuc.jit
+    def last_row(m):
+        row = m[0]
+        for i in numba.prange(m.shape[0]):
+            row = m[i]
+        return row.sum()
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        last_row(np.ones((3, 4)))
+    assert "variable 'row' assigned in the loop and read after it" in str(info.value)
+
+
+def test_outer_variable_assigned_in_some_iterations_is_refused():
+    # Numba's CPU backend fails on this too (a typing error in its lowering)
+    @xpuc.jit
+    def last_above(a, limit):
+        found = -1.0
+        for i in numba.prange(a.shape[0]):
+            if a[i] > limit:
+                found = a[i]
+        return found
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        last_above(np.ones(4), 0.5)
+    assert "variable(s) found from before the loop assigned in it" in str(info.value)
+
+
+def test_array_assigned_to_a_row_in_a_body_is_refused():
+    @xpuc.jit
+    def copy_rows(x, y, sz):
+        for i in numba.pndindex(sz):
+            x[i] = y[0]
+
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        copy_rows(np.zeros((4, 3)), np.ones((4, 3)), 4)
+    assert "assigning anything but a number to an array element or slice" in str(info.value)

@@ -3,6 +3,7 @@ local memory and barriers, atomics, placement like jit, launch checks."""
 
 import dpctl
 import dpctl.tensor as dpt
+import numba
 import numpy as np
 import pytest
 
@@ -279,3 +280,15 @@ def test_a_kernel_returns_nothing():
 
     with pytest.raises(xpuc.UnsupportedError, match="a kernel returns nothing"):
         returns[1](xpuc.asarray(np.ones(1)))
+
+
+def test_thread_count_in_a_kernel():
+    @xpuc.kernel
+    def counts(out):
+        i = xpuc.get_global_id(0)
+        out[i] = numba.get_num_threads()
+
+    out = np.zeros(8, np.int64)
+    with xpuc.device_context(DEVICE):
+        counts[8](out)
+    np.testing.assert_array_equal(out, numba.get_num_threads())

@@ -2,6 +2,7 @@
 default device, with results equal to NumPy's. Each test also checks that
 kernels were launched, so that a CPU path cannot pass it."""
 
+import collections
 import math
 import re
 
@@ -510,3 +511,201 @@ def test_tuple_of_scalars_from_outside_the_loop():
     offload(weighted, a, out, (1.5, 3))
     weighted(a, expected, (1.5, 3))
     np.testing.assert_array_equal(out, expected)
+
+
+@xpuc.jit
+def row_and_column_views(m, out):
+    for i in numba.prange(m.shape[0]):
+        row = m[i]                       # partial indexing: a row
+        odd = m[i, 1::2]                 # a strided slice
+        column = m[::-1, i % m.shape[1]]  # a reversed column
+        tail = m[i][-3:]                 # a view of a view, from the end
+        out[i] = (row[0] + odd[-1] * 10 + column[0] * 100 + tail.sum()
+                  + len(odd) + column.shape[0] + np.sum(m[i, 5:-1:-2]))
+
+
+@pytest.mark.parametrize("layout", ["C", "transposed"])
+def test_slices_and_partial_indexing_in_prange(layout):
+    m = data((6, 7), np.float64)
+    if layout == "transposed":
+        m = np.ascontiguousarray(data((7, 6), np.float64)).T
+    out, expected = np.zeros(6), np.zeros(6)
+    offload(row_and_column_views, m, out)
+    row_and_column_views.py_func(m, expected)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bounds", [(1, 3), (-4, None), (None, -2), (-100, 100), (5, 2),
+                                    (None, None)])
+def test_slice_bounds_follow_python(bounds):
+    start, stop = bounds
+
+    @xpuc.jit
+    def sums(a, out):
+        for i in numba.prange(out.shape[0]):
+            # (not len(): Numba's array analysis makes an empty slice's
+            # length negative, on the CPU as here)
+            out[i] = a[i, start:stop].sum() * 2 + a[i, start:stop][::-1].sum()
+
+    a = data((4, 6), np.int64)
+    out, expected = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    offload(sums, a, out)
+    sums.py_func(a, expected)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_writes_through_a_row_view():
+    @xpuc.jit
+    def fill(n):
+        b = np.zeros((n, n + 1))
+        for i in numba.prange(n):
+            row = b[i]
+            for j in range(n + 1):
+                row[j] = i * 10 + j
+        return b
+
+    np.testing.assert_array_equal(offload(fill, 5), fill.py_func(5))
+
+
+def test_tuple_indexed_by_the_loop_index():
+    @xpuc.jit
+    def pick(a, weights):
+        total = 0.0
+        for i in numba.prange(a.shape[0]):
+            total += a[i] * weights[i % 4] + weights[-1 - i % 2]
+        return total
+
+    a = data(103, np.float64)
+    weights = (0.5, 2.0, -1.0, 3.0)
+    np.testing.assert_allclose(offload(pick, a, weights), pick.py_func(a, weights), rtol=1e-12)
+
+
+def test_scalar_types_as_conversions_in_prange():
+    @xpuc.jit
+    def convert(a):
+        for i in numba.prange(a.shape[0]):
+            a[i] = a.dtype.type(i) / 4 + numba.int64(a[i]) + numba.float32(0.1)
+
+    a = data(50, np.float64)
+    expected = a.copy()
+    convert.py_func(expected)
+    offload(convert, a)
+    np.testing.assert_array_equal(a, expected)
+
+
+Pair = collections.namedtuple("Pair", ("low", "high"))
+
+
+def test_namedtuple_fields_in_prange():
+    @xpuc.jit
+    def clip(a, bounds):
+        for i in numba.prange(a.shape[0]):
+            a[i] = min(max(a[i], bounds.low), bounds.high)
+
+    a = data(100, np.float64)
+    expected = np.clip(a, -1.0, 2.0)
+    offload(clip, a, Pair(-1.0, 2.0))
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_thread_count_in_prange():
+    @xpuc.jit
+    def counts(out, launching):
+        numba.set_num_threads(launching)
+        for i in numba.prange(out.shape[0]):
+            out[i, 0] = numba.get_num_threads()  # the launching thread's count
+            numba.set_num_threads(1 + i % launching)
+            out[i, 1] = numba.get_num_threads()  # the body's own setting
+
+    launching = numba.config.NUMBA_NUM_THREADS
+    out = np.zeros((20, 2), np.int64)
+    offload(counts, out, launching)
+    np.testing.assert_array_equal(out[:, 0], launching)
+    np.testing.assert_array_equal(out[:, 1], 1 + np.arange(20) % launching)
+    assert numba.get_num_threads() == launching
+
+
+def test_thread_count_in_a_reduction():
+    @xpuc.jit
+    def total(n, most):
+        acc = 0
+        for i in numba.prange(n):
+            numba.set_num_threads(1 + i % most)
+            acc += numba.get_num_threads()
+        return acc
+
+    most = numba.config.NUMBA_NUM_THREADS
+    assert offload(total, 101, most) == total.py_func(101, most)
+
+
+def complex_data(n, dtype):
+    return (data(n, np.float64) + 1j * data(n, np.float64)).astype(dtype)
+
+
+@xpuc.jit
+def complex_arithmetic(a, b, out):
+    for i in numba.prange(a.shape[0]):
+        x = a[i] * b[i] - np.conj(a[i]) / (b[i] + 1j) + 2.5
+        out[i] = x + abs(x) + x.real - x.imag * 2 + np.real(a[i]) + np.imag(b[i]) \
+            + complex(1.5, -2) - (-x)
+
+
+@pytest.mark.parametrize("dtypes", [(np.complex128, np.complex128), (np.complex64, np.complex64),
+                                    (np.complex128, np.complex64)], ids=str)
+def test_complex_arithmetic_in_prange(dtypes):
+    a, b = (complex_data(200, dtype) for dtype in dtypes)
+    out = np.zeros(200, np.result_type(*dtypes))
+    expected = out.copy()
+    offload(complex_arithmetic, a, b, out)
+    numba.njit(complex_arithmetic.py_func)(a, b, expected)
+    rtol = 1e-12 if out.dtype == np.complex128 else 1e-5
+    np.testing.assert_allclose(out, expected, rtol=rtol)
+
+
+def test_complex_division_by_a_small_or_zero_part():
+    @xpuc.jit
+    def divide(a, b):
+        return a / b
+
+    a = complex_data(6, np.complex128)
+    b = np.array([1e-300 + 1j, 1 + 1e-300j, 3 - 4j, -2j, 5.0, 1e300 + 1e300j])
+    np.testing.assert_allclose(offload(divide, a, b), a / b, rtol=1e-15)
+
+
+def test_complex_array_expressions_and_constructors():
+    @xpuc.jit
+    def build(n, start, step):
+        return np.ones(n, dtype=np.complex64) + np.complex128(1.0), np.arange(start, n, step)
+
+    ones, steps = offload(build, 7, 2, 0.5 + 1j)
+    expected_ones, expected_steps = build.py_func(7, 2, 0.5 + 1j)
+    np.testing.assert_array_equal(ones, expected_ones)
+    np.testing.assert_allclose(steps, expected_steps, rtol=1e-15)
+
+
+def test_chunk_size_inside_prange_is_the_default():
+    @xpuc.jit
+    def chunk_sizes(out):
+        with numba.parallel_chunksize(4):
+            for i in numba.prange(out.shape[0]):
+                out[i] = numba.get_parallel_chunksize()
+        return numba.get_parallel_chunksize()
+
+    out = np.full(10, -1)
+    assert offload(chunk_sizes, out) == 0
+    np.testing.assert_array_equal(out, 0)
+
+
+def test_number_assigned_to_a_row_or_slice_in_prange():
+    @xpuc.jit
+    def fill(x, sz, v):
+        for i in numba.pndindex(sz):  # i is a 1-tuple: x[i] is a row
+            x[i] = v
+        for i in numba.prange(x.shape[0]):
+            x[i, 1::3] = -i
+        return x
+
+    x, expected = np.zeros((10, 7)), np.zeros((10, 7))
+    offload(fill, x, 4, 2.5)
+    fill.py_func(expected, (4,), 2.5)
+    np.testing.assert_array_equal(x, expected)

@@ -213,3 +213,80 @@ def test_reductions_over_views_with_and_without_unit_inner_strides():
         np.testing.assert_allclose(total, np.sum(a * b), rtol=1e-12)
         assert high == np.max(a - b)
     assert compiled == [1, 0, 0]
+
+
+@xpuc.jit
+def arg_extremes(a):
+    return np.argmin(a), np.argmax(a), a.argmin(), a.argmax()
+
+
+@pytest.mark.parametrize("values", [
+    rng.normal(size=100_003),
+    np.array([3.0, 1.0, 1.0, 5.0, 5.0, 1.0]),             # ties go to the first index
+    np.array([1.0, np.nan, 0.0, np.nan, -np.inf]),        # the first NaN wins
+    rng.integers(-3, 4, (37, 53)),
+    rng.integers(0, 200, 5000).astype(np.uint8),
+    np.float32([2, 2, 2]),
+], ids=["normal", "ties", "nan", "int-2d", "uint8", "float32"])
+def test_argmin_and_argmax(values):
+    assert offload(arg_extremes, values) == arg_extremes.py_func(values)
+
+
+@pytest.mark.parametrize("n", [1, 9, 211, 100_003])
+def test_loop_invariant_float_sums(n):
+    # regression: these came out as garbage when the last row's scf.if
+    # yielded the partial results (a device-compiler vectorizer bug)
+    @xpuc.jit
+    def counts(n, weight):
+        ones, weighted = 0.0, 0.0
+        for _i in numba.prange(n):
+            ones += 1.0
+            weighted += weight
+        return ones, weighted
+
+    assert offload(counts, n, 0.5) == (float(n), 0.5 * n)
+    assert offload(xpuc.jit(lambda n: np.ones(n).sum()), n) == float(n)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_sums_products_and_statistics(dtype):
+    @xpuc.jit
+    def moments(a):
+        total, rotation = 0j, 1 + 0j
+        for i in numba.prange(a.shape[0]):
+            total += a[i]
+            rotation *= a[i] / abs(a[i])
+        return total, rotation, a.mean(), a.var(), np.sum(a)
+
+    a = (rng.normal(size=1001) + 1j * rng.normal(size=1001)).astype(dtype)
+    rtol = 1e-9 if dtype == np.complex128 else 1e-3
+    for got, want in zip(offload(moments, a), numba.njit(moments.py_func)(a)):
+        np.testing.assert_allclose(got, want, rtol=rtol)
+
+
+def test_variables_assigned_in_the_loop_keep_the_last_assignment():
+    @xpuc.jit
+    def last(a, limit):
+        seen = -1
+        for i in numba.prange(a.shape[0]):
+            seen = i
+            if a[i] > limit:  # assigned in some iterations only
+                found = a[i]
+                above = True
+        return found, seen, above
+
+    a = rng.uniform(0, 1, 10_001)
+    for limit in (0.5, 0.99):
+        assert offload(last, a, limit) == last.py_func(a, limit)
+
+
+def test_last_assignment_next_to_a_reduction():
+    @xpuc.jit
+    def both(n):
+        total, last = 0, 0.0
+        for i in numba.prange(n):
+            total += i
+            last = i * 0.5
+        return total, last
+
+    assert offload(both, 999) == both.py_func(999)

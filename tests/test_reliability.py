@@ -134,7 +134,7 @@ def test_float16_is_refused_as_numba_refuses_it():
 @pytest.mark.parametrize("where", ["numpy", "usm"])
 def test_dtypes_a_kernel_does_not_compute_are_refused_or_right(values, where):
     """Numba types these parfors; a kernel computes them right or the
-    translator refuses them by name (complex support may come)."""
+    translator refuses them by name."""
     doubled = xpuc.jit(lambda a: a + a)
     if where == "usm" and values.dtype.kind == "m":
         pytest.skip("dpctl.tensor has no timedelta64")

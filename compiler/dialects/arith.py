@@ -8,6 +8,8 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
+from numba.core import types as nbtypes
+from numba.parfors.array_analysis import wrap_index
 
 from ..errors import UnsupportedError
 from .builder import Builder, Value
@@ -214,12 +216,16 @@ def _neg(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     return binary(b, "arith.subi", b.constant(0, x.type), x)
 
 
-# NumPy's scalar types called as conversions: np.float32(x), np.int64(3)
+# NumPy's and Numba's scalar types called as conversions: np.float32(x),
+# np.int64(3), numba.int64(i), a.dtype.type(0)
 _NUMPY_SCALARS = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
                   np.uint32, np.uint64, np.float32, np.float64)
+_NUMBA_SCALARS = (nbtypes.boolean, *sorted(nbtypes.integer_domain, key=str),
+                  *sorted(nbtypes.real_domain, key=str))
 
 
-@rule(operator.pos, np.positive, builtins.bool, builtins.int, builtins.float, *_NUMPY_SCALARS)
+@rule(operator.pos, np.positive, builtins.bool, builtins.int, builtins.float, *_NUMPY_SCALARS,
+      *_NUMBA_SCALARS)
 def _pos(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     # conversions (bool(x), np.float32(i)) happen as the caller casts to the result type
     return args[0]
@@ -324,6 +330,29 @@ def _square(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     (x,) = args
     return binary(b, "arith.mulf" if x.type.is_float else "arith.muli", x, x)
 
+
+
+@rule(np.conjugate, np.real)
+def _real_part(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+    # a real number is its own conjugate and real part (np.var uses both)
+    return args[0]
+
+
+@rule(np.imag)
+def _imaginary_part(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+    return b.constant(0, result)
+
+
+@rule(wrap_index)
+def _wrap_index(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
+    """Numba's array analysis puts a slice bound in ``[0, size]``: a negative
+    one counts from the end, and one past either end is clipped."""
+    index, size = (cast(b, a, result) for a in args)
+    zero = b.constant(0, result)
+    from_end = select(b, compare(b, "le", index, binary(b, "arith.subi", zero, size)), zero,
+                      binary(b, "arith.addi", index, size))
+    clipped = select(b, compare(b, "ge", index, size), size, index)
+    return select(b, compare(b, "lt", index, zero), from_end, clipped)
 
 
 @rule(np.where)

@@ -9,9 +9,11 @@ import os
 import threading
 from dataclasses import dataclass, field
 
+import numba
 from llvmlite import ir as llvm
 from numba.core import cgutils, types
 from numba.core.typing import signature
+from numba.core.typing.builtins import IndexValueType
 from numba.parfors.parfor import Parfor
 
 from .. import runtime
@@ -22,7 +24,9 @@ from .parfor_to_mlir import (
     REDUCTION_WORK_ITEMS,
     ParforKernel,
     Reduction,
+    composite_of,
     kernel_name,
+    scalar_items,
     translate_parfor,
 )
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
@@ -90,7 +94,8 @@ class _HostEmitter:
         self.context = lowerer.context
         self.kernel = kernel
         self.typemap = lowerer.fndesc.typemap
-        self.partials: dict[str, tuple[llvm.Value, llvm.Value]] = {}  # var -> (host, bytes)
+        # (var, part) -> (host, bytes)
+        self.partials: dict[tuple[str, int], tuple[llvm.Value, llvm.Value]] = {}
 
     def call(self, entry: str, *args: llvm.Value) -> None:
         call_runtime(self.context, self.builder, entry, *args)
@@ -121,8 +126,11 @@ class _HostEmitter:
                 copy_in = I32(int((use.reads or use.writes) and not use.fresh))
                 self.call("xpuc_buffer_acquire", host, nbytes, copy_in, device)
                 values.append(b.add(b.ptrtoint(b.load(device), I64), first))
+            elif param.kind == "num_threads":
+                values.append(self.context.compile_internal(
+                    b, _launching_thread_count, signature(types.int64), ()))
             elif param.kind == "partials":
-                values.append(self.partials_buffer(param.var))
+                values.append(self.partials_buffer(param.var, param.axis))
             elif param.kind in ("dim", "stride"):
                 ary = self.array(param.var)
                 ndim = self.typemap[param.var].ndim
@@ -143,7 +151,7 @@ class _HostEmitter:
         nbtype = self.typemap[var]
         value = self.lowerer.loadvar(var)
         if item is not None:
-            nbtype, value = nbtype[item], b.extract_value(value, item)
+            nbtype, value = scalar_items(nbtype)[item], b.extract_value(value, item)
         if mlir_type == "index":
             return self.context.cast(b, value, nbtype, types.int64)
         if mlir_type in ("f32", "f64"):
@@ -187,18 +195,32 @@ class _HostEmitter:
                 llvm.Constant(I64.as_pointer(), None), I32(ndim),
             )
 
-    def partials_buffer(self, var: str) -> llvm.Value:
-        """A host array for a reduction's partial results and its device copy
-        (written by the kernel, so nothing to copy in)."""
+    def partials_buffer(self, var: str, part: int) -> llvm.Value:
+        """A host array for the partial results of a reduction (of part
+        ``part`` of an IndexValue one) and its device copy (written by the
+        kernel, so nothing to copy in)."""
         b = self.builder
-        element = self.context.get_value_type(self.typemap[var])
+        element = self.context.get_value_type(self.part_types(var)[part])
         host = cgutils.alloca_once(b, element, size=REDUCTION_WORK_ITEMS)
         nbytes = I64(REDUCTION_WORK_ITEMS * self.context.get_abi_sizeof(element))
         host_bytes = b.bitcast(host, I8P)
         device = cgutils.alloca_once(b, I8P)
         self.call("xpuc_buffer_acquire", host_bytes, nbytes, I32(0), device)
-        self.partials[var] = (host, nbytes)
+        self.partials[var, part] = (host, nbytes)
         return b.ptrtoint(b.load(device), I64)
+
+    def part_types(self, var: str) -> tuple[types.Type, ...]:
+        """What the kernel reduces of a variable: itself, or the parts of an
+        IndexValue or a complex number."""
+        nbtype = self.carried_type(var)
+        return scalar_items(nbtype) if composite_of(nbtype) else (nbtype,)
+
+    def carried_type(self, var: str) -> types.Type:
+        """The type the kernel reduces a variable in: a last-assigned
+        variable as an IndexValue of (iteration, value)."""
+        nbtype = self.typemap[var]
+        last_values = {r.var for r in self.kernel.reductions if r.last_value}
+        return IndexValueType(nbtype) if var in last_values else nbtype
 
     def copy_back(self) -> None:
         for use in self.kernel.arrays.values():
@@ -210,18 +232,30 @@ class _HostEmitter:
         """Each reduction variable becomes its value before the loop combined
         with the work-items' partial results."""
         for reduction in self.kernel.reductions:
-            host, nbytes = self.partials[reduction.var]
-            self.call("xpuc_buffer_release", self.builder.bitcast(host, I8P), nbytes, I32(1))
-            combined = self._combined_pairwise(reduction, host)
-            total = self._combine(reduction, self.lowerer.loadvar(reduction.var), combined)
+            hosts = []
+            for part in range(len(self.part_types(reduction.var))):
+                host, nbytes = self.partials[reduction.var, part]
+                self.call("xpuc_buffer_release", self.builder.bitcast(host, I8P), nbytes,
+                          I32(1))
+                hosts.append(host)
+            nbtype = self.carried_type(reduction.var)
+            partials = hosts[0] if len(hosts) == 1 else self._composites(nbtype, hosts)
+            combined = self._combined_pairwise(reduction, nbtype, partials)
+            before = self.lowerer.loadvar(reduction.var)
+            if reduction.last_value:  # assigned at iteration -1: any later one wins
+                before = self.composite(nbtype, [I64(-1), before])
+            total = self._combine(reduction, nbtype, before, combined)
+            if reduction.last_value:
+                total = self.builder.extract_value(total, 1)
             self.lowerer.storevar(total, reduction.var)
 
-    def _combine(self, reduction: Reduction, left: llvm.Value, right: llvm.Value) -> llvm.Value:
-        nbtype = self.typemap[reduction.var]
+    def _combine(self, reduction: Reduction, nbtype: types.Type, left: llvm.Value,
+                 right: llvm.Value) -> llvm.Value:
         return self.context.compile_internal(self.builder, reduction.combine,
                                              signature(nbtype, nbtype, nbtype), (left, right))
 
-    def _combined_pairwise(self, reduction: Reduction, partials: llvm.Value) -> llvm.Value:
+    def _combined_pairwise(self, reduction: Reduction, nbtype: types.Type,
+                           partials: llvm.Value) -> llvm.Value:
         """The partial results combined halves into halves, in place, so that
         a float sum loses no more than log2(REDUCTION_WORK_ITEMS) roundings here."""
         b = self.builder
@@ -230,9 +264,31 @@ class _HostEmitter:
             with cgutils.for_range(b, I64(half)) as loop:
                 left = b.gep(partials, [loop.index])
                 right = b.gep(partials, [b.add(loop.index, I64(half))])
-                b.store(self._combine(reduction, b.load(left), b.load(right)), left)
+                b.store(self._combine(reduction, nbtype, b.load(left), b.load(right)), left)
             half //= 2
         return b.load(partials)
+
+    def _composites(self, nbtype: types.Type, parts: list[llvm.Value]) -> llvm.Value:
+        """An array of the IndexValue or complex structs whose parts the kernel
+        wrote to the arrays ``parts``."""
+        b = self.builder
+        made = cgutils.alloca_once(b, self.context.get_value_type(nbtype),
+                                   size=REDUCTION_WORK_ITEMS)
+        with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
+            values = [b.load(b.gep(part, [loop.index])) for part in parts]
+            b.store(self.composite(nbtype, values), b.gep(made, [loop.index]))
+        return made
+
+    def composite(self, nbtype: types.Type, parts: list[llvm.Value]) -> llvm.Value:
+        """The IndexValue or complex struct of ``parts``."""
+        made = cgutils.create_struct_proxy(nbtype)(self.context, self.builder)
+        for name, value in zip(composite_of(nbtype).PARTS, parts):
+            setattr(made, name, value)
+        return made._getvalue()
+
+
+def _launching_thread_count() -> int:
+    return numba.get_num_threads()
 
 
 def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],

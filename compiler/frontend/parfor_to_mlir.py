@@ -11,16 +11,21 @@ Anything outside both tables raises ``UnsupportedError`` with the source line.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
+import math
 import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import ClassVar
 
+import numba
 import numpy as np
 from numba.core import ir, types
 from numba.core.typing import Signature, npydecl
+from numba.core.typing.builtins import IndexValue, IndexValueType
 from numba.np.numpy_support import ufunc_find_matching_loop
 from numba.parfors.parfor import Parfor
 
@@ -28,11 +33,14 @@ from ..dialects import (
     BOOL,
     F32,
     F64,
+    I64,
     INDEX,
     Builder,
+    Complex,
     ScalarType,
     Value,
     arith,
+    lookup_complex_rule,
     lookup_rule,
     memref,
     scf,
@@ -45,12 +53,15 @@ class KernelParam:
     """One argument of the kernel function and where the host gets it.
 
     kind: ``array`` (device copy of array ``var``), ``partials`` (a device buffer
-    of REDUCTION_WORK_ITEMS partial results of reduction variable ``var``),
+    of REDUCTION_WORK_ITEMS partial results of reduction variable ``var``, of
+    its part ``axis`` for an IndexValue, a complex number or a variable whose
+    last assignment the kernel reports),
     ``dim`` (``var.shape[axis]``),
     ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of
     loop nest ``axis``, held in ``var``), ``scalar``, ``tuple_item`` (item
-    ``axis`` of a tuple of scalars), ``pointer`` (array ``var`` again, as a
-    SPIR-V pointer for atomics).
+    ``axis`` of a tuple of scalars, an IndexValue or a complex number),
+    ``num_threads`` (what ``numba.get_num_threads()`` gives at the launch),
+    ``pointer`` (array ``var`` again, as a SPIR-V pointer for atomics).
     """
 
     kind: str
@@ -77,6 +88,10 @@ class Reduction:
 
     var: str
     combine: Callable[[object, object], object]  # Python, compiled into the host code
+    # a variable the loop assigns and the code after it reads: the kernel
+    # carries the iteration and the value of its last assignment (as an
+    # IndexValue), and the latest assignment wins, as in a serial loop
+    last_value: bool = False
 
 
 # work-items of a reduction kernel: enough to fill the device's vector lanes and
@@ -140,6 +155,10 @@ class _Array:
     # compiler can vectorize on
     strides: tuple[Value, ...] | None = None
     memref_type: str | None = None  # when not memref<?xT> (work-group local memory)
+    # element offset of a view's first element (``a[i]``, ``a[1:3]`` in a body)
+    offset: Value | None = None
+    # of complex numbers: element k is dtype's floats 2k (real) and 2k+1 (imag)
+    is_complex: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,6 +169,43 @@ class _Callee:
 @dataclass(frozen=True)
 class _Tuple:
     items: tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class _IndexValue:
+    """Numba's ``IndexValue(index, value)``, what np.argmin / np.argmax reduce."""
+
+    index: Value
+    value: Value
+    PARTS: ClassVar[tuple[str, str]] = ("index", "value")  # in the order of its struct
+
+
+def composite_of(nbtype: types.Type | None) -> type | None:
+    """The value class of a Numba type held as two scalars (IndexValue,
+    complex), or None."""
+    if isinstance(nbtype, IndexValueType):
+        return _IndexValue
+    if isinstance(nbtype, types.Complex):
+        return Complex
+    return None
+
+
+def scalar_items(nbtype: types.Type) -> tuple[types.Type, ...]:
+    """The scalars a tuple, an IndexValue or a complex number is made of, in order."""
+    if isinstance(nbtype, IndexValueType):
+        return (types.intp, nbtype.val_typ)
+    if isinstance(nbtype, types.Complex):
+        return (nbtype.underlying_float,) * 2
+    return tuple(nbtype)
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """``slice(start, stop, step)``; None where the slice leaves a part out."""
+
+    start: Value | None
+    stop: Value | None
+    step: int | None  # a constant: the view's shape depends on its sign
 
 
 @dataclass(frozen=True)
@@ -188,6 +244,10 @@ class _Translation:
     slots: dict[str, str] = field(default_factory=dict)  # variable -> its alloca
     allocas: list[str] = field(default_factory=list)  # entry-block lines
     local: set[str] = field(default_factory=set)  # scalars current in this block
+    threads: str | None = None  # the slot of get_num_threads() in the body
+    # variables whose last assignment the kernel reports -> their "assigned in
+    # this iteration" flag slot
+    assigned: dict[str, str] = field(default_factory=dict)
 
     def add_param(self, param: KernelParam) -> str:
         name = f"%arg{len(self.args)}"
@@ -200,23 +260,50 @@ class _Translation:
         return slot
 
     def define(self, var: ir.Var, held: object) -> None:
-        """Bind a body variable; a scalar also goes to its slot, where other
-        blocks find it."""
+        """Bind a body variable; a scalar (each part of an IndexValue or a
+        complex number) also goes to its slot, where other blocks find it."""
+        composite = composite_of(self.typemap.get(var.name))
+        if composite is Complex and isinstance(held, Value):  # x = 1.0 of a complex x
+            held = _as_complex(self.b, held, self._part_types(var)[0])
         if isinstance(held, Value):
             held = arith.cast(self.b, held, self.typed(var))
-            if var.name not in self.slots:
-                self.slots[var.name] = self.alloca(held.type)
-            self.b.emit(f"memref.store {held.name}, {self.slots[var.name]}[] "
-                        f": memref<{held.type.mlir}>")
+            self._store(var.name, held)
+        elif isinstance(held, (_IndexValue, Complex)):
+            held = type(held)(*(arith.cast(self.b, getattr(held, part), ty) for part, ty in
+                                zip(held.PARTS, self._part_types(var))))
+            for part in held.PARTS:
+                self._store(f"{var.name}.{part}", getattr(held, part))
+        if isinstance(held, (Value, _IndexValue, Complex)):
             self.local.add(var.name)
+        if var.name in self.assigned:
+            self.b.emit(f"memref.store {self.b.constant(True, BOOL).name}, "
+                        f"{self.assigned[var.name]}[] : memref<i1>")
         self.env[var.name] = held
 
+    def _store(self, slot_name: str, value: Value) -> None:
+        if slot_name not in self.slots:
+            self.slots[slot_name] = self.alloca(value.type)
+        self.b.emit(f"memref.store {value.name}, {self.slots[slot_name]}[] "
+                    f": memref<{value.type.mlir}>")
+
+    def _load(self, slot_name: str, type: ScalarType) -> Value:
+        return self.b.op(f"memref.load {self.slots[slot_name]}[] : memref<{type.mlir}>", type)
+
+    def _part_types(self, var: ir.Var) -> list[ScalarType]:
+        return [scalar_type(ty, f"'{var.name}'", var.loc)
+                for ty in scalar_items(self.typemap[var.name])]
+
     def lookup(self, var: ir.Var) -> object:
-        if var.name in self.slots and var.name not in self.local:
-            scalar = self.typed(var)
-            self.env[var.name] = self.b.op(
-                f"memref.load {self.slots[var.name]}[] : memref<{scalar.mlir}>", scalar)
-            self.local.add(var.name)
+        if var.name not in self.local:
+            composite = composite_of(self.typemap.get(var.name))
+            if var.name in self.slots:
+                self.env[var.name] = self._load(var.name, self.typed(var))
+                self.local.add(var.name)
+            elif composite is not None and f"{var.name}.{composite.PARTS[0]}" in self.slots:
+                self.env[var.name] = composite(*(
+                    self._load(f"{var.name}.{part}", ty)
+                    for part, ty in zip(composite.PARTS, self._part_types(var))))
+                self.local.add(var.name)
         return self.env.get(var.name)
 
     def value(self, var: ir.Var) -> Value:
@@ -284,7 +371,10 @@ def _del(t: _Translation, stmt: ir.Del) -> None:
 @_stmt_rule(ir.Assign)
 def _assign(t: _Translation, stmt: ir.Assign) -> None:
     rhs, target = stmt.value, stmt.target
-    if isinstance(rhs, ir.Var):
+    static = _static_value(t.typemap.get(target.name))
+    if static is not None:
+        t.define(target, static)
+    elif isinstance(rhs, ir.Var):
         t.define(target, t.lookup(rhs))
     elif isinstance(rhs, (ir.Const, ir.Global, ir.FreeVar)):
         t.define(target, _literal(t, rhs.value, target, stmt.loc))
@@ -297,13 +387,27 @@ def _assign(t: _Translation, stmt: ir.Assign) -> None:
         raise UnsupportedError(f"{_where(stmt.loc)}: {type(rhs).__name__} in a parfor body")
 
 
+def _static_value(nbtype: types.Type | None) -> _Callee | None:
+    """What a variable holds when its type alone says what it is (a scalar
+    type such as ``np.float64`` or ``a.dtype.type``, a dtype, a literal string):
+    nothing is computed for it at run time, so neither is it in the kernel."""
+    if isinstance(nbtype, types.NumberClass):
+        return _Callee(nbtype.instance_type)  # called, it converts
+    if isinstance(nbtype, (types.DType, types.StringLiteral)):
+        return _Callee(nbtype)
+    return None
+
+
 def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> object:
     """A constant or global: a number becomes an SSA constant, a module or
     function a callee to look up rules by."""
     if value is None:
         return None
-    if isinstance(value, (np.bool_, np.integer, np.floating)):  # np.int64(3) made outside
+    if isinstance(value, (np.bool_, np.number)):  # np.int64(3) made outside
         value = value.item()
+    if isinstance(value, complex):
+        part = scalar_type(t.typemap[target.name].underlying_float, "constant", loc)
+        return Complex(t.b.constant(value.real, part), t.b.constant(value.imag, part))
     if isinstance(value, (bool, int, float)):
         return t.b.constant(value, t.typed(target))
     if isinstance(value, tuple) and all(isinstance(v, (bool, int, float)) for v in value):
@@ -311,6 +415,10 @@ def _literal(t: _Translation, value: object, target: ir.Var, loc: ir.Loc) -> obj
         return _Tuple(tuple(
             t.b.constant(v, scalar_type(ty, "tuple item", loc)) for v, ty in zip(value, item_types)
         ))
+    if isinstance(value, slice):  # a[1:3] with constant bounds
+        bounds = [None if v is None else t.b.constant(v, ScalarType("i", 64))
+                  for v in (value.start, value.stop)]
+        return _slice_of(*bounds, value.step, loc)
     if callable(value) or isinstance(value, ModuleType):
         return _Callee(value)
     raise UnsupportedError(f"{_where(loc)}: constant {value!r} in a parfor body")
@@ -369,8 +477,7 @@ def _computed_in(key: object, sig: Signature) -> tuple[types.Type, ...]:
 def _binop(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     if expr.fn in (operator.is_, operator.is_not):
         return _identity_test(t, expr, target)
-    operands = [t.value(expr.lhs), t.value(expr.rhs)]
-    return _apply_rule(t, expr.fn, operands, expr, f"operator {_name(expr.fn)}")
+    return _operate(t, expr.fn, [expr.lhs, expr.rhs], expr, f"operator {_name(expr.fn)}")
 
 
 def _identity_test(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
@@ -386,7 +493,7 @@ def _identity_test(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
 
 @_expr_rule("unary")
 def _unary(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
-    return _apply_rule(t, expr.fn, [t.value(expr.value)], expr, f"operator {_name(expr.fn)}")
+    return _operate(t, expr.fn, [expr.value], expr, f"operator {_name(expr.fn)}")
 
 
 @_expr_rule("call")
@@ -402,8 +509,75 @@ def _call(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
         special = None
     if special is not None:
         return special(t, expr, target)
-    operands = [t.value(a) for a in expr.args]
-    return _apply_rule(t, key, operands, expr, f"call to {_name(key)}")
+    return _call_on_scalars(t, expr, key)
+
+
+def _call_on_scalars(t: _Translation, expr: ir.Expr, key: object) -> object:
+    return _operate(t, key, expr.args, expr, f"call to {_name(key)}")
+
+
+def _operate(t: _Translation, key: object, args: list[ir.Var], expr: ir.Expr,
+             what: str) -> object:
+    """An operator or callee on scalar or complex operands."""
+    result = t.calltypes[expr].return_type
+    if not any(isinstance(ty, types.Complex)
+               for ty in [result, *(t.typemap[a.name] for a in args)]):
+        return _apply_rule(t, key, [t.value(a) for a in args], expr, what)
+    rule = lookup_complex_rule(key)
+    if rule is None:
+        raise UnsupportedError(f"{_where(expr.loc)}: {what} on complex numbers in a parfor body")
+    widest = max((ty for ty in [result, *(t.typemap[a.name] for a in args)]
+                  if isinstance(ty, types.Complex)), key=lambda ty: ty.bitwidth)
+    part = scalar_type(widest.underlying_float, what, expr.loc)
+    value = rule(t.b, [_as_complex(t.b, t.lookup(a), part) for a in args])
+    if isinstance(result, types.Complex):
+        return _as_complex(t.b, value, scalar_type(result.underlying_float, what, expr.loc))
+    return arith.cast(t.b, value, scalar_type(result, what, expr.loc))
+
+
+def _as_complex(b: Builder, held: object, part: ScalarType) -> Complex:
+    """``held`` (a complex or real value) as a complex of ``part`` floats."""
+    if isinstance(held, Complex):
+        return Complex(*(arith.cast(b, getattr(held, p), part) for p in Complex.PARTS))
+    if not isinstance(held, Value):
+        raise UnsupportedError(f"{held!r} used as a number in a parfor body")
+    return Complex(arith.cast(b, held, part), b.constant(0.0, part))
+
+
+@call_rule(IndexValue)
+def _index_value(t: _Translation, expr: ir.Expr, target: ir.Var) -> _IndexValue:
+    index, value = (t.value(a) for a in expr.args)
+    return _IndexValue(index, value)
+
+
+@call_rule(builtins.min, builtins.max)
+def _min_max(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
+    """min/max of scalars, or of two IndexValues as Numba orders them
+    (numba/cpython/builtins.py, indval_min/indval_max): a NaN value wins,
+    equal values go to the smaller index."""
+    key = t.typemap[expr.func.name].typing_key
+    if not isinstance(t.typemap[target.name], IndexValueType):
+        return _call_on_scalars(t, expr, key)
+    first, second = (t.lookup(a) for a in expr.args)
+    b = t.b
+    nan = [arith.compare(b, "ne", v.value, v.value) if v.value.type.is_float
+           else b.constant(False, BOOL) for v in (first, second)]
+    ahead = arith.compare(b, "lt" if key is builtins.min else "gt", second.value, first.value)
+    tie = arith.compare(b, "eq", second.value, first.value)
+    earlier = arith.compare(b, "le", second.index, first.index)
+    # second wins: both NaN and an earlier index; or only it NaN; or, neither
+    # NaN, it is ahead or equal with an earlier index
+    neither = arith.binary(b, "arith.andi", arith.compare(b, "eq", nan[0], nan[1]),
+                           arith.binary(b, "arith.xori", nan[0], b.constant(True, BOOL)))
+    ordered = arith.binary(b, "arith.ori", ahead, arith.binary(b, "arith.andi", tie, earlier))
+    both_nan = arith.binary(b, "arith.andi", nan[0], nan[1])
+    only_second_nan = arith.binary(b, "arith.andi", nan[1],
+                                   arith.binary(b, "arith.xori", nan[0], b.constant(True, BOOL)))
+    takes_second = arith.binary(b, "arith.ori", arith.binary(b, "arith.andi", neither, ordered),
+                                arith.binary(b, "arith.ori", only_second_nan,
+                                             arith.binary(b, "arith.andi", both_nan, earlier)))
+    return _IndexValue(*(arith.select(b, takes_second, getattr(second, part), getattr(first, part))
+                         for part in _IndexValue.PARTS))
 
 
 def _name(obj: object) -> str:
@@ -420,6 +594,13 @@ def _getattr(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
         return _literal(t, getattr(base.obj, expr.attr), target, expr.loc)
     if isinstance(base, _Array) and expr.attr == "shape":
         return _Tuple(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
+    if isinstance(base, (_IndexValue, Complex)) and expr.attr in base.PARTS:
+        return getattr(base, expr.attr)
+    if isinstance(base, Value) and expr.attr in Complex.PARTS:  # of a real number
+        return base if expr.attr == "real" else t.b.constant(0, base.type)
+    fields = getattr(t.typemap[expr.value.name], "fields", ())
+    if isinstance(base, _Tuple) and expr.attr in fields:  # a namedtuple's field
+        return base.items[fields.index(expr.attr)]
     raise UnsupportedError(f"{_where(expr.loc)}: attribute '{expr.attr}' in a parfor body")
 
 
@@ -442,16 +623,236 @@ def _exhaust_iter(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Tuple:
 
 
 @_expr_rule("getitem", "static_getitem")
-def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+def _getitem(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
     base = t.lookup(expr.value)
     if isinstance(base, _Tuple) and expr.op == "static_getitem" and isinstance(expr.index, int):
         return base.items[expr.index]
+    if isinstance(base, _Tuple) and expr.op == "getitem":
+        return _tuple_item(t, base, t.lookup(expr.index), expr.loc)
     if not isinstance(base, _Array):
         raise UnsupportedError(f"{_where(expr.loc)}: indexing a non-array in a parfor body")
-    array = base
+    array, indices = base, _indices(t, expr)
+    if len(indices) < len(array.dims) or any(isinstance(i, _Slice) for i in indices):
+        return _view(t, array, indices, expr.loc)
     note_use(t, array, reads=True)
-    return memref.load(t.b, array.memref, array.dtype, _element_offset(t, array, expr),
-                       array.memref_type)
+    offsets = _float_offsets(t.b, array, element_offset(t, array, indices, expr.loc))
+    loaded = [memref.load(t.b, array.memref, array.dtype, at, array.memref_type)
+              for at in offsets]
+    return Complex(*loaded) if array.is_complex else loaded[0]
+
+
+def _float_offsets(b: Builder, array: _Array, offset: Value) -> list[Value]:
+    """Where element ``offset`` is in the memref: one offset, or for complex
+    numbers those of its real and imaginary parts."""
+    if not array.is_complex:
+        return [offset]
+    real = arith.binary(b, "arith.muli", offset, b.index_constant(2))
+    return [real, arith.binary(b, "arith.addi", real, b.index_constant(1))]
+
+
+def _tuple_item(t: _Translation, held: _Tuple, index: object, loc: ir.Loc) -> Value:
+    """``tup[i]`` of a tuple of scalars of one type, for a variable ``i``: a
+    select among the items (negative ``i`` counts from the end; like array
+    indexing in a kernel, there is no bounds check)."""
+    items = held.items
+    if not (items and isinstance(index, Value) and all(isinstance(v, Value) for v in items)
+            and len({v.type for v in items}) == 1):
+        raise UnsupportedError(
+            f"{_where(loc)}: indexing a tuple with a variable unless its items are scalars "
+            "of one type")
+    b = t.b
+    position = _position(b, index, b.index_constant(len(items)), loc)
+    chosen = items[0]
+    for k, item in enumerate(items[1:], start=1):
+        chosen = arith.select(b, arith.compare(b, "eq", position, b.index_constant(k)), item,
+                              chosen)
+    return chosen
+
+
+def _thread_count_slot(t: _Translation) -> str:
+    """The slot that holds each iteration's thread count: Numba's workers
+    start with the launching thread's, set_num_threads in the body changes
+    it for the rest of the iteration (a thread-local setting in Numba)."""
+    if t.threads is None:
+        launching = t.add_param(KernelParam("num_threads", "", "i64"))
+        t.threads = t.alloca(I64)
+        t.allocas.append(f"memref.store {launching}, {t.threads}[] : memref<i64>")
+    return t.threads
+
+
+@call_rule(numba.get_num_threads)
+def _get_num_threads(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    return t.b.op(f"memref.load {_thread_count_slot(t)}[] : memref<i64>", I64)
+
+
+@call_rule(numba.set_num_threads)
+def _set_num_threads(t: _Translation, expr: ir.Expr, target: ir.Var) -> None:
+    # unchecked: a kernel cannot raise Numba's ValueError for a count out of
+    # 1..NUMBA_NUM_THREADS
+    (count,) = expr.args
+    value = arith.cast(t.b, t.value(count), I64)
+    t.b.emit(f"memref.store {value.name}, {_thread_count_slot(t)}[] : memref<i64>")
+
+
+def _constant(t: _Translation, var: ir.Var) -> object:
+    """The value of ``var`` when compiling: a literal, a constant, or a tuple
+    of them built in the parfor; None when it is not known."""
+    nbtype = t.typemap[var.name]
+    if isinstance(nbtype, types.Literal):
+        return nbtype.literal_value
+    definition = _definitions(t.parfor).get(var.name)
+    if isinstance(definition, ir.Const):
+        return definition.value
+    if isinstance(definition, ir.Var):
+        return _constant(t, definition)
+    if isinstance(definition, ir.Expr) and definition.op == "build_tuple":
+        return tuple(_constant(t, item) for item in definition.items)
+    return None
+
+
+def _definitions(parfor: Parfor) -> dict[str, object]:
+    """What each variable of the parfor (and the parfors nested in it) is
+    assigned, when it is assigned once."""
+    found: dict[str, object] = {}
+    seen: set[str] = set()
+    blocks = [parfor.init_block, *parfor.loop_body.values()]
+    while blocks:
+        for stmt in blocks.pop().body:
+            if isinstance(stmt, Parfor):
+                blocks += [stmt.init_block, *stmt.loop_body.values()]
+            elif isinstance(stmt, ir.Assign):
+                name = stmt.target.name
+                found[name] = None if name in seen else stmt.value
+                seen.add(name)
+    return found
+
+
+# memory space of a work-item's own arrays (SPIR-V Function storage)
+PRIVATE_MEMORY_SPACE = "#spirv.storage_class<Function>"
+
+
+@call_rule(np.empty)
+def _private_array(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Array:
+    """``np.empty`` in a body (what np.zeros / np.ones there become), of a shape
+    known when compiling: an array of the work-item's own, made afresh in each
+    iteration."""
+    shape = _constant(t, expr.args[0])
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise UnsupportedError(
+            f"{_where(expr.loc)}: an array made in a parfor body with a shape that is not "
+            "a constant")
+    nbtype = t.typemap[target.name]
+    dtype = scalar_type(nbtype.dtype, "array made in a parfor body", expr.loc)
+    memref_type = f"memref<{max(math.prod(shape), 1)}x{dtype.storage}, {PRIVATE_MEMORY_SPACE}>"
+    name = t.b.fresh()
+    t.allocas.append(f"{name} = memref.alloca() : {memref_type}")
+    dims = tuple(t.b.index_constant(n) for n in shape)
+    return _Array(target.name, name, dtype, dims, memref_type=memref_type)
+
+
+@call_rule(numba.get_parallel_chunksize)
+def _get_parallel_chunksize(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    # inside a parallel region Numba's workers run with the chunk size reset
+    # to 0 (the default scheduling); a work-item has no chunk size of its own
+    return t.b.constant(0, I64)
+
+
+@call_rule(slice)
+def _slice(t: _Translation, expr: ir.Expr, target: ir.Var) -> _Slice:
+    """``slice(stop)``, ``slice(start, stop)``, ``slice(start, stop, step)``
+    (what ``a[i:j]`` and ``a[:, i]`` build); the step must be a constant."""
+    parts = [t.lookup(a) for a in expr.args]
+    if len(parts) == 1:
+        parts = [None] + parts
+    step = None
+    if len(parts) == 3:
+        step_type = t.typemap[expr.args[2].name]
+        if not isinstance(step_type, (types.NoneType, types.IntegerLiteral)):
+            raise UnsupportedError(f"{_where(expr.loc)}: slice with a variable step")
+        step = getattr(step_type, "literal_value", None)
+    return _slice_of(parts[0], parts[1], step, expr.loc)
+
+
+def _slice_of(start: object, stop: object, step: int | None, loc: ir.Loc) -> _Slice:
+    if step == 0:
+        raise UnsupportedError(f"{_where(loc)}: slice step cannot be zero")
+    for bound in (start, stop):
+        if not (bound is None or isinstance(bound, Value)) or (
+                isinstance(bound, Value) and bound.type.is_float):
+            raise UnsupportedError(f"{_where(loc)}: slice bound that is not an integer")
+    return _Slice(start, stop, step)
+
+
+def _view(t: _Translation, array: _Array, indices: list, loc: ir.Loc) -> _Array:
+    """The view ``array[indices]``: an integer index drops its dimension, a
+    slice keeps it with the slice's bounds, dimensions past the indices stay
+    whole. The view shares the array's memref (and its use record)."""
+    if len(indices) > len(array.dims) or not all(isinstance(i, (Value, _Slice))
+                                                 for i in indices):
+        raise UnsupportedError(
+            f"{_where(loc)}: array '{array.var}' indexed with anything but integers and "
+            "slices in a parfor body")
+    b = t.b
+    offset = array.offset or b.index_constant(0)
+    dims, strides = [], []
+    for axis, (dim, stride) in enumerate(zip(array.dims,
+                                             array.strides or _contiguous_strides(b, array.dims))):
+        index = indices[axis] if axis < len(indices) else _Slice(None, None, None)
+        if isinstance(index, _Slice):
+            start, length = _slice_bounds(b, index, dim)
+            dims.append(length)
+            strides.append(arith.binary(b, "arith.muli", stride,
+                                        b.index_constant(index.step or 1)))
+        else:
+            start = _position(b, index, dim, loc)
+        offset = arith.binary(b, "arith.addi", offset, arith.binary(b, "arith.muli", start, stride))
+    return dataclasses.replace(array, dims=tuple(dims), strides=tuple(strides), offset=offset)
+
+
+def _contiguous_strides(b: Builder, dims: tuple[Value, ...]) -> tuple[Value, ...]:
+    strides = [b.index_constant(1)]
+    for dim in reversed(dims[1:]):
+        strides.insert(0, arith.binary(b, "arith.muli", strides[0], dim))
+    return tuple(strides)
+
+
+def _slice_bounds(b: Builder, s: _Slice, dim: Value) -> tuple[Value, Value]:
+    """The first position and the length of slice ``s`` of a dimension of
+    ``dim`` elements, as Python's ``slice.indices`` computes them: negative
+    bounds count from the end, then bounds are clipped to the dimension."""
+    step = s.step or 1
+    one = b.index_constant(1)
+    last = arith.binary(b, "arith.subi", dim, one)
+    low, high = (b.index_constant(0), dim) if step > 0 else (b.index_constant(-1), last)
+
+    def clipped(bound: Value | None, default: Value) -> Value:
+        if bound is None:
+            return default
+        position = _wrapped(b, bound, dim)
+        return arith.binary(b, "arith.maxsi", low, arith.binary(b, "arith.minsi", position, high))
+
+    start = clipped(s.start, low if step > 0 else last)
+    stop = clipped(s.stop, high if step > 0 else low)
+    span = (arith.binary(b, "arith.subi", stop, start) if step > 0
+            else arith.binary(b, "arith.subi", start, stop))
+    count = arith.binary(b, "arith.ceildivsi", span, b.index_constant(abs(step)))
+    return start, arith.binary(b, "arith.maxsi", count, b.index_constant(0))
+
+
+def _wrapped(b: Builder, i: Value, dim: Value) -> Value:
+    """Index ``i`` as a position: a negative one counts from the end, as in Python."""
+    position = arith.cast(b, i, INDEX)
+    if not i.type.is_signed:
+        return position
+    negative = arith.compare(b, "lt", position, b.index_constant(0))
+    return arith.select(b, negative, arith.binary(b, "arith.addi", position, dim), position)
+
+
+def _position(b: Builder, i: Value, dim: Value, loc: ir.Loc) -> Value:
+    if i.type.is_float:
+        raise UnsupportedError(f"{_where(loc)}: float used as an index")
+    return _wrapped(b, i, dim)
 
 
 @call_rule(range)
@@ -495,9 +896,8 @@ def _pair_item(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
     return pair.first if expr.op == "pair_first" else pair.second
 
 
-def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> Value:
-    """Offset of ``array[index]`` for a getitem/setitem node: one integer index per
-    dimension, negative ones wrapping around as in Python."""
+def _indices(t: _Translation, node: ir.Expr | ir.Stmt) -> list:
+    """The index items of a getitem/setitem node: integer values, slices."""
     static = isinstance(node, ir.StaticSetItem) or (
         isinstance(node, ir.Expr) and node.op == "static_getitem"
     )
@@ -505,12 +905,11 @@ def _element_offset(t: _Translation, array: _Array, node: ir.Expr | ir.Stmt) -> 
     index_var = node.index_var if static else index
     if index_var is not None:
         held = t.lookup(index_var)
-        indices = list(held.items) if isinstance(held, _Tuple) else [held]
-    else:  # a constant index of a static_getitem / static_setitem
-        constants = index if isinstance(index, tuple) else (index,)
-        indices = [t.b.constant(c, ScalarType("i", 64)) if isinstance(c, int) else c
-                   for c in constants]
-    return element_offset(t, array, indices, node.loc)
+        return list(held.items) if isinstance(held, _Tuple) else [held]
+    # a constant index of a static_getitem / static_setitem
+    return [_literal(t, c, None, node.loc) if isinstance(c, slice)
+            else t.b.constant(c, ScalarType("i", 64)) if isinstance(c, int) else c
+            for c in (index if isinstance(index, tuple) else (index,))]
 
 
 def element_offset(t: _Translation, array: _Array, indices: list, loc: ir.Loc) -> Value:
@@ -521,18 +920,12 @@ def element_offset(t: _Translation, array: _Array, indices: list, loc: ir.Loc) -
             f"integer per dimension (slices or partial indexing) in a parfor body"
         )
     b = t.b
-    positions = []
-    for i, dim in zip(indices, array.dims):
-        if i.type.is_float:
-            raise UnsupportedError(f"{_where(loc)}: float used as an index")
-        pos = arith.cast(b, i, INDEX)
-        if i.type.is_signed:
-            negative = arith.compare(b, "lt", pos, b.index_constant(0))
-            pos = arith.select(b, negative, arith.binary(b, "arith.addi", pos, dim), pos)
-        positions.append(pos)
+    positions = [_position(b, i, dim, loc) for i, dim in zip(indices, array.dims)]
     if array.strides is not None:
-        return memref.strided_offset(b, positions, array.strides)
-    return memref.linear_index(b, positions, array.dims)
+        offset = memref.strided_offset(b, positions, array.strides)
+    else:
+        offset = memref.linear_index(b, positions, array.dims)
+    return offset if array.offset is None else arith.binary(b, "arith.addi", array.offset, offset)
 
 
 def note_use(t: _Translation, array: _Array, reads: bool = False, writes: bool = False) -> None:
@@ -548,9 +941,40 @@ def _setitem(t: _Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
     if not isinstance(array, _Array):
         raise UnsupportedError(f"{_where(stmt.loc)}: item assignment to a non-array")
     note_use(t, array, writes=True)
-    value = arith.cast(t.b, t.value(stmt.value), array.dtype)
-    memref.store(t.b, value, array.memref, array.dtype, _element_offset(t, array, stmt),
-                 array.memref_type)
+    indices, held = _indices(t, stmt), t.lookup(stmt.value)
+    if len(indices) < len(array.dims) or any(isinstance(i, _Slice) for i in indices):
+        _fill(t, _view(t, array, indices, stmt.loc), held, stmt.loc)
+    else:
+        _store_element(t, array, element_offset(t, array, indices, stmt.loc), held, stmt.loc)
+
+
+def _store_element(t: _Translation, array: _Array, offset: Value, held: object,
+                   loc: ir.Loc) -> None:
+    if array.is_complex:
+        complex_value = _as_complex(t.b, held, array.dtype)
+        values = [complex_value.real, complex_value.imag]
+    elif isinstance(held, Value):
+        values = [arith.cast(t.b, held, array.dtype)]
+    else:
+        raise UnsupportedError(f"{_where(loc)}: assigning anything but a number to an array "
+                               "element or slice in a parfor body")
+    for value, at in zip(values, _float_offsets(t.b, array, offset)):
+        memref.store(t.b, value, array.memref, array.dtype, at, array.memref_type)
+
+
+def _fill(t: _Translation, view: _Array, held: object, loc: ir.Loc) -> None:
+    """``a[i] = x`` / ``a[i, 1:] = x`` of a number ``x`` that Numba left in the
+    body: a serial loop nest over the view, inside the work-item."""
+    b = t.b
+    zero, one = b.index_constant(0), b.index_constant(1)
+    with contextlib.ExitStack() as loops:
+        positions = []
+        for dim in view.dims:
+            position = Value(b.fresh(), INDEX)
+            loops.enter_context(b.region(
+                f"scf.for {position.name} = {zero.name} to {dim.name} step {one.name}"))
+            positions.append(position)
+        _store_element(t, view, element_offset(t, view, positions, loc), held, loc)
 
 
 _stmt_rule(ir.SetItem)(_setitem)
@@ -587,7 +1011,9 @@ def bind_param(t: _Translation, name: str, loc: ir.Loc) -> None:
     outside: an array's memref, dimensions and (for views) strides; a scalar."""
     nbtype = t.typemap[name]
     if isinstance(nbtype, types.Array):
-        dtype = scalar_type(nbtype.dtype, f"array '{name}'", loc)
+        is_complex = isinstance(nbtype.dtype, types.Complex)
+        dtype = scalar_type(nbtype.dtype.underlying_float if is_complex else nbtype.dtype,
+                            f"array '{name}'", loc)
         ssa = t.add_param(KernelParam("array", name, memref.memref_type(dtype)))
         dims = tuple(
             Value(t.add_param(KernelParam("dim", name, "index", axis)), INDEX)
@@ -597,14 +1023,15 @@ def bind_param(t: _Translation, name: str, loc: ir.Loc) -> None:
             Value(t.add_param(KernelParam("stride", name, "index", axis)), INDEX)
             for axis in range(nbtype.ndim)
         )
-        t.env[name] = _Array(name, ssa, dtype, dims, strides)
+        t.env[name] = _Array(name, ssa, dtype, dims, strides, is_complex=is_complex)
         t.arrays[name] = ArrayUse(name)
     elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
         t.env[name] = _Callee(getattr(nbtype, "typing_key", None))
-    elif isinstance(nbtype, types.BaseTuple):  # of scalars: one argument per item
-        t.env[name] = _Tuple(tuple(
-            _scalar_param(t, KernelParam("tuple_item", name, "", k), item, loc)
-            for k, item in enumerate(nbtype)))
+    elif isinstance(nbtype, types.BaseTuple) or composite_of(nbtype):  # an argument per item
+        items = tuple(_scalar_param(t, KernelParam("tuple_item", name, "", k), item, loc)
+                      for k, item in enumerate(scalar_items(nbtype)))
+        composite = composite_of(nbtype)
+        t.env[name] = composite(*items) if composite else _Tuple(items)
     else:
         t.env[name] = _scalar_param(t, KernelParam("scalar", name, ""), nbtype, loc)
 
@@ -758,19 +1185,47 @@ def _translate_map_body(t: _Translation, ivs: list[Value],
 def _translate_reduction_body(t: _Translation, flat: Value, bounds: list[tuple[_Bound, _Bound]],
                               reductions: list[_ReductionArg]) -> list[Value]:
     """One call per iteration, the ``flat``-th of the nest (row-major): the
-    reduction variables come in as arguments and go out as results."""
+    reduction variables come in as arguments and go out as results (an
+    IndexValue as its two parts)."""
     b = t.b
     accumulators = [Value(f"%acc{k}", r.dtype) for k, r in enumerate(reductions)]
-    for r, acc in zip(reductions, accumulators):
-        t.define(_var(t, r.reduction.var), acc)
+    for r, parts in _by_variable(reductions, accumulators).items():
+        composite = composite_of(t.typemap[r.var])
+        if r.last_value:  # the value it had after this work-item's last assignment
+            t.define(_var(t, r.var), parts[1])
+            t.assigned[r.var], unassigned = t.alloca(BOOL), b.fresh()
+            t.allocas += [f"{unassigned} = arith.constant false",
+                          f"memref.store {unassigned}, {t.assigned[r.var]}[] : memref<i1>"]
+        else:
+            t.define(_var(t, r.var), composite(*parts) if composite else parts[0])
+    iteration = arith.cast(b, flat, I64)
     _define_indices(t, _delinearize(b, flat, bounds))
     _emit_blocks(t, t.parfor.loop_body, "^exit")
     b.emit("^exit:", indent=-1)
     t.local = set()
-    results = [t.value(_var(t, r.reduction.var)) for r in reductions]
+    results = [_carried_out(t, r, acc, iteration) for r, acc in zip(reductions, accumulators)]
     b.emit(f"return {', '.join(v.name for v in results)} : "
            f"{', '.join(v.type.mlir for v in results)}")
     return accumulators
+
+
+def _by_variable(reductions: list[_ReductionArg],
+                 values: list[Value]) -> dict[Reduction, list[Value]]:
+    grouped: dict[Reduction, list[Value]] = {}
+    for r, value in zip(reductions, values):
+        grouped.setdefault(r.reduction, []).append(value)
+    return grouped
+
+
+def _carried_out(t: _Translation, r: _ReductionArg, carried: Value, iteration: Value) -> Value:
+    """What one iteration passes on of a reduction variable (part)."""
+    var = _var(t, r.reduction.var)
+    if r.reduction.last_value and r.part == "index":  # this iteration, if it assigned
+        assigned = t.b.op(f"memref.load {t.assigned[var.name]}[] : memref<i1>", BOOL)
+        return arith.select(t.b, assigned, iteration, carried)
+    if r.part and not r.reduction.last_value:
+        return getattr(t.lookup(var), r.part)
+    return t.value(var)
 
 
 def _var(t: _Translation, name: str) -> ir.Var:
@@ -949,26 +1404,34 @@ _COMBINE_BY_CALLEE = {
 
 @dataclass(frozen=True)
 class _ReductionArg:
+    """A scalar the reduction kernel carries: a reduction variable, or one
+    part of an IndexValue variable (np.argmin / np.argmax)."""
+
     reduction: Reduction
     dtype: ScalarType
     partials: str  # SSA name of the partial results' memref argument
-    variable: Value  # the variable's value before the loop (an argument)
+    variable: Value | None  # the variable's value before the loop (an argument)
     identity: int | None  # what work-items start from; None: from ``variable``
     compensated: bool  # a float sum, whose work-items add in compensated steps
+    part: str | None = None  # of an IndexValue or a complex number: its field
 
 
 def _reductions(t: _Translation) -> list[_ReductionArg]:
-    """Each reduction variable, its partials argument and the value its
+    """Each reduction variable (part), its partials argument and the value its
     work-items start from."""
     found = []
     for name in t.parfor.redvars:
         info = t.parfor.reddict[name]
-        dtype = scalar_type(t.typemap[name], f"reduction variable '{_user_names([name])}'",
-                            t.parfor.loc)
-        if dtype.kind == "b":
+        nbtype = t.typemap[name]
+        composite = composite_of(nbtype)
+        what = f"reduction variable '{_user_names([name])}'"
+        dtypes = [scalar_type(ty, what, t.parfor.loc)
+                  for ty in (scalar_items(nbtype) if composite else (nbtype,))]
+        if dtypes[-1].kind == "b":
             raise UnsupportedError(
-                f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} of type bool")
-        if info.redop in _COMBINE_BY_OPERATOR:
+                f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} of type "
+                f"{nbtype}")
+        if info.redop in _COMBINE_BY_OPERATOR and composite is not _IndexValue:
             combine, identity = _COMBINE_BY_OPERATOR[info.redop]
         else:
             combine, identity = _min_max_callee(t, info.reduce_nodes), None
@@ -976,11 +1439,32 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
                 raise UnsupportedError(
                     f"{_where(t.parfor.loc)}: reduction into {_user_names([name])} with an "
                     "operator other than +=, -=, *=, /=, min or max")
-        partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype)))
-        compensated = dtype.is_float and info.redop in (operator.iadd, operator.isub)
-        found.append(_ReductionArg(Reduction(name, combine), dtype, partials, t.env[name],
-                                   identity, compensated))
+        start = t.env[name]
+        for axis, (dtype, part) in enumerate(zip(dtypes, composite.PARTS if composite
+                                                 else (None,))):
+            partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype), axis))
+            # the imaginary part of 0 and of 1 is 0
+            start_part = 0 if part == "imag" and identity is not None else identity
+            compensated = dtype.is_float and info.redop in (operator.iadd, operator.isub)
+            found.append(_ReductionArg(Reduction(name, combine), dtype, partials,
+                                       getattr(start, part) if part else start, start_part,
+                                       compensated, part))
+    for name in sorted(t.parfor.races):
+        dtype = scalar_type(t.typemap[name], f"variable '{_user_names([name])}' assigned in "
+                            "the loop and read after it", t.parfor.loc)
+        last = Reduction(name, _later, last_value=True)
+        # work-items start from "never assigned" (iteration -1)
+        for axis, (part, part_type, identity) in enumerate((("index", I64, -1),
+                                                            ("value", dtype, 0))):
+            partials = t.add_param(KernelParam("partials", name,
+                                               memref.memref_type(part_type), axis))
+            found.append(_ReductionArg(last, part_type, partials, None, identity, False,
+                                       part))
     return found
+
+
+def _later(a, b):
+    return b if b.index > a.index else a
 
 
 def _min_max_callee(t: _Translation, nodes: list) -> Callable | None:
@@ -1002,11 +1486,13 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
                      vector_lanes: int) -> ParforKernel:
     """The kernel MLIR of ``parfor`` and what the host must pass to it, for a
     device that runs ``vector_lanes`` work-items in one vector."""
-    if parfor.races:
+    assigned = {stmt.target.name for block in parfor.loop_body.values() for stmt in block.body
+                if isinstance(stmt, ir.Assign)}
+    rebound = assigned & set(parfor.params) - set(parfor.redvars) - parfor.races
+    if rebound:  # a kernel's arguments are copies: the assignment would be lost
         raise UnsupportedError(
-            f"{_where(parfor.loc)}: variable(s) {_user_names(parfor.races)} assigned in "
-            "the loop and read after it"
-        )
+            f"{_where(parfor.loc)}: variable(s) {_user_names(rebound)} from before the loop "
+            "assigned in it, not as a reduction")
     t = _Translation(parfor, typemap, calltypes)
     # the body goes in its own function, called by the parallel loop
     main, body = t.b, Builder()
@@ -1014,22 +1500,24 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
     _bind_params(t)
     bounds = _loop_bounds(t)
     reductions = _reductions(t)
-    operands = [(ssa, p.mlir_type) for ssa, p in t.args]
     if reductions:
         flat = Value("%iv0", INDEX)
         accumulators = _translate_reduction_body(t, flat, bounds, reductions)
         body_args = [flat] + accumulators
         results = f" -> ({', '.join(r.dtype.mlir for r in reductions)})"
-        t.b = main
-        _reduction_loop(main, f"{name}_body", operands, bounds, reductions,
-                        reduction_lanes(vector_lanes), _inner_strides(t))
-        ndim = 2  # chunks x lanes
     else:
         ndim = 1 + len(_kernel_nest(bounds)[1])
         body_args = [Value(f"%iv{axis}", INDEX) for axis in range(ndim)]
         _translate_map_body(t, body_args, bounds)
         results = ""
-        t.b = main
+    # the body may have added arguments (get_num_threads)
+    operands = [(ssa, p.mlir_type) for ssa, p in t.args]
+    t.b = main
+    if reductions:
+        _reduction_loop(main, f"{name}_body", operands, bounds, reductions,
+                        reduction_lanes(vector_lanes), _inner_strides(t))
+        ndim = 2  # chunks x lanes
+    else:
         _map_loop(main, f"{name}_body", operands, bounds, _inner_strides(t))
     signature = ", ".join(f"{ssa}: {type}" for ssa, type in operands)
     body_signature = ", ".join([f"{ssa}: {type}" for ssa, type in operands]
@@ -1041,7 +1529,7 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
         + body_text + "\n  }\n}\n"
     )
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
-                        tuple(r.reduction for r in reductions))
+                        tuple(dict.fromkeys(r.reduction for r in reductions)))
 
 
 def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],

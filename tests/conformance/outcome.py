@@ -9,7 +9,8 @@ from typing import Any
 # The classes of outcome, in report order, and what each means.
 CLASSES: dict[str, str] = {
     "pass": "xpuc offloaded at least one parfor and the test passed",
-    "refusal": "the test failed with xpuc.UnsupportedError: a construct xpuc does not offload",
+    "refusal": "the test failed with xpuc.UnsupportedError (a construct xpuc does not "
+    "offload) or xpuc.ConflictingOptionsError (a Numba option it cannot honour)",
     "no_parfor": "the test passed, but xpuc offloaded no parfor: its functions have none "
     "(or the test expects Numba to reject them)",
     "other": "a wrong answer, any other exception, a crash or a timeout",

@@ -63,8 +63,11 @@ class OffloadedCompileResult:
         return _call_on_device(self.function, *args)
 
     def offloads_a_parfor(self) -> bool:
+        """Whether xpuc lowered a parfor in place of Numba's scheduler (one
+        whose body Numba's passes emptied has no kernel to launch, and
+        neither has Numba's gufunc any work)."""
         try:
-            return bool(self.function.inspect_spirv())
+            return bool(self.function.inspect_lowered())
         except xpuc.XpucError:  # never compiled for a device: nothing was offloaded
             return False
 
@@ -90,6 +93,11 @@ class OffloadedDispatcher:
         self._numba: Any = None
         self._argtypes: set[tuple] = set()
         ACTIVITY.functions += 1
+
+    @property
+    def _numba_type_(self) -> Any:
+        """Passed into Numba code, it is the xpuc function (its CPU build)."""
+        return self.function._numba_type_
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         result = _call_on_device(self.function, *args, **kwargs)

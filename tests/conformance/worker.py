@@ -43,7 +43,9 @@ def describe(err: ExcInfo, subtest: str | None = None) -> dict[str, Any]:
     return {
         "type": f"{exc_type.__module__}.{exc_type.__qualname__}",
         "message": str(exc).strip()[:MESSAGE_CHARS],
-        "refusal": isinstance(exc, xpuc.UnsupportedError),
+        # xpuc's deliberate refusals: a construct, or a Numba option it
+        # cannot honour (pipeline_class, parallel=False on an offload)
+        "refusal": isinstance(exc, (xpuc.UnsupportedError, xpuc.ConflictingOptionsError)),
         # a refusal that something re-raised as another error is not clean
         "refusal_in_chain": any(isinstance(e, xpuc.UnsupportedError) for e in _chain(exc)[1:]),
         "subtest": subtest,
