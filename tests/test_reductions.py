@@ -4,6 +4,9 @@ partial results with the variable's value from before the loop. Results are
 compared with NumPy / Numba's CPU."""
 
 import math
+import os
+import subprocess
+import sys
 
 import dpctl
 import numba
@@ -290,3 +293,31 @@ def test_last_assignment_next_to_a_reduction():
         return total, last
 
     assert offload(both, 999) == both.py_func(999)
+
+
+
+_REDUCTION_AND_LAST_VALUE = """
+import numba, xpuc
+
+@xpuc.jit
+def both(n):
+    total, last = 0, 0.0
+    for i in numba.prange(n):
+        total += i
+        last = i * 0.5
+    return total, last
+
+with xpuc.device_context("opencl:cpu"):
+    print(both(999))
+"""
+
+
+@pytest.mark.parametrize("hash_seed", ["1", "2", "3"])
+def test_a_reduction_is_never_a_last_value(hash_seed):
+    # regression: Numba lists a reduction variable among the loop's races for
+    # some hash seeds, and it was carried as a last value too
+    done = subprocess.run([sys.executable, "-c", _REDUCTION_AND_LAST_VALUE],
+                          env={**os.environ, "PYTHONHASHSEED": hash_seed},
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "(498501, 499.0)"
