@@ -1449,8 +1449,9 @@ def _reductions(t: _Translation) -> list[_ReductionArg]:
             found.append(_ReductionArg(Reduction(name, combine), dtype, partials,
                                        getattr(start, part) if part else start, start_part,
                                        compensated, part))
-    # (Numba's race analysis sometimes lists a reduction variable too)
-    for name in sorted(set(t.parfor.races) - set(t.parfor.redvars)):
+    # Numba may list a reduction variable among the races too (which, depends
+    # on the hash seed): its value after the loop is the reduction's
+    for name in sorted(t.parfor.races - set(t.parfor.redvars)):
         dtype = scalar_type(t.typemap[name], f"variable '{_user_names([name])}' assigned in "
                             "the loop and read after it", t.parfor.loc)
         last = Reduction(name, _later, last_value=True)
