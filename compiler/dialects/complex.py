@@ -17,7 +17,7 @@ from numba.core import types as nbtypes
 
 from .arith import binary, compare, select
 from .builder import Builder, Value
-from .registry import lookup_rule
+from .registry import RuleTable, lookup_rule
 
 
 @dataclass(frozen=True)
@@ -28,23 +28,9 @@ class Complex:
 
 
 ComplexRule = Callable[[Builder, Sequence[Complex]], "Complex | Value"]
-_RULES: dict[object, ComplexRule] = {}
-
-
-def complex_rule(*keys: object) -> Callable[[ComplexRule], ComplexRule]:
-    def register(fn: ComplexRule) -> ComplexRule:
-        for key in keys:
-            _RULES[key] = fn
-        return fn
-
-    return register
-
-
-def lookup_complex_rule(key: object) -> ComplexRule | None:
-    try:
-        return _RULES.get(key)
-    except TypeError:  # an unhashable callee has no rule
-        return None
+_RULES: RuleTable[ComplexRule] = RuleTable()
+complex_rule = _RULES.rule
+lookup_complex_rule = _RULES.lookup
 
 
 def _parts(op: str):
