@@ -35,6 +35,7 @@ def target_for(device: dpctl.SyclDevice) -> Target:
         fp16=device.has_aspect_fp16,
         atomic64=device.has_aspect_atomic64,
         vector_lanes=vector_lanes(device),
+        vectorizes_work_items=device.is_cpu,
     )
 
 

@@ -112,6 +112,49 @@ def test_loop_over_a_row_of_a_matrix():
     np.testing.assert_array_equal(device_out, cpu_out)
 
 
+@xpuc.jit
+def row_sums(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for j in range(a.shape[1]):
+            total += a[i, j]
+        out[i] = total
+
+
+@xpuc.jit
+def rows_scaled_by_their_norm(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for j in range(a.shape[1]):
+            total += a[i, j] * a[i, j]
+        scale = 1.0 / (1.0 + np.sqrt(total))  # 1 + : an empty row divides by 1
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] * scale
+
+
+@xpuc.jit
+def stencil_along_rows(a, out):
+    for i in numba.prange(1, a.shape[0] - 1):
+        for j in range(1, a.shape[1] - 1):
+            out[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+
+
+@pytest.mark.parametrize("shape", [(1001, 3), (17, 1000), (1, 1), (3, 0), (0, 4)])
+@pytest.mark.parametrize("fn, out_shape", [(row_sums, lambda s: s[:1]),
+                                           (rows_scaled_by_their_norm, lambda s: s),
+                                           (stencil_along_rows, lambda s: s)],
+                         ids=lambda x: getattr(x, "__name__", ""))
+def test_kernels_whose_work_items_walk_rows(fn, out_shape, shape):
+    # run unvectorized across work-items on the CPU device (lane_strides):
+    # every row, and every element of it, is still computed once
+    def make():
+        return (np.random.default_rng(3).uniform(1, 2, shape), np.zeros(out_shape(shape)))
+
+    (_, device_out), (_, cpu_out) = on_device_and_cpu(fn, make)
+    np.testing.assert_allclose(device_out, cpu_out, rtol=1e-12)
+    assert '"VecTypeHint"' in fn.inspect_mlir("spirv")
+
+
 def test_mandelbrot():
     @xpuc.jit
     def mandelbrot(xs, ys, iterations, out):

@@ -261,6 +261,30 @@ def attach_spirv_abi(module: ir.Module) -> None:
                     "#spirv.entry_point_abi<>")
 
 
+# SPIR-V's VecTypeHint operand for one 32-bit integer: the low 16 bits name the
+# component type (2: i32), the high 16 bits the number of components
+_SCALAR_VEC_TYPE_HINT = (1 << 16) | 2
+
+
+def hint_scalar_work_items(module: ir.Module, kernels: list[str]) -> None:
+    """Give each of ``kernels`` (SPIR-V functions by now) a VecTypeHint.
+
+    Intel's OpenCL CPU compiler does not vectorize a kernel with a vector type
+    hint across work-items (it takes the hint to say that the kernel is
+    vectorized by hand; any hint does, checked in its assembly with
+    CL_CONFIG_DUMP_ASM), but still vectorizes the kernel's inner loops: the
+    only per-kernel switch it has, which kernels that walk rows need (see
+    lane_strides)."""
+    for spirv_module in ops_named(module.operation, "spirv.module"):
+        body = spirv_module.regions[0].blocks[0]
+        for kernel in ops_named(spirv_module, "spirv.func"):
+            if symbol_name(kernel) in kernels:
+                with kernel.location:
+                    ir.InsertionPoint(body).insert(ir.Operation.parse(
+                        f'spirv.ExecutionMode @{symbol_name(kernel)} "VecTypeHint", '
+                        f"{_SCALAR_VEC_TYPE_HINT}"))
+
+
 def _exp2(x: ir.Value) -> ir.Value:
     return mmath.powf(arith.constant(x.type, 2.0), x)
 

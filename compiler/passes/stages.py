@@ -28,7 +28,7 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu
 
 from ..errors import XpucError
-from . import pipelines, rewrites
+from . import lane_strides, pipelines, rewrites
 from .launch_plan import LaunchPlan
 from .plan import read_launch_plan
 from .target import Target
@@ -149,6 +149,7 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     compiler.run(module, pipelines.OUTLINE)
     rewrites.index_by_global_ids(module)
     rewrites.merge_gpu_modules(module)
+    lane_strides.mark_row_walks(module)
     compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
                  caps=",".join(target.spirv_caps))
     lowered.plan = read_launch_plan(module)
@@ -170,7 +171,10 @@ def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     rewrites.check_float_support(module, target)
     rewrites.expand_math(module)
     rewrites.attach_spirv_abi(module)
+    # read before the conversion, which drops the gpu.funcs' attributes
+    row_walks = lane_strides.row_walking_kernels(module) if target.vectorizes_work_items else []
     _compiler().run(module, pipelines.TO_SPIRV)
+    rewrites.hint_scalar_work_items(module, row_walks)
     rewrites.require_int64_atomics(module)
     rewrites.check_kernel_abi(module)
     return module

@@ -23,6 +23,9 @@ class Target:
     # work-items the device runs side by side as one vector, which reduction
     # kernels lay their lanes out by (see parfor_to_mlir.reduction_lanes)
     vector_lanes: int = 8
+    # whether the device's compiler runs neighbouring work-items in the lanes
+    # of one vector (a CPU device; a GPU runs each work-item in a lane of its own)
+    vectorizes_work_items: bool = False
 
     @property
     def spirv_caps(self) -> tuple[str, ...]:
