@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import dpctl
+import dpctl.program
 import dpctl.tensor as dpt
 import numba
 import numpy as np
@@ -186,15 +187,23 @@ def run_workload(workload: Workload, scale: float, repeat: int,
 PARFORS_IN_MANY = 4
 
 
+# the baselines of launch_overheads: a submit that runs no kernel, and one that
+# runs an empty kernel (what a launch costs below any runtime of ours)
+BARRIER, EMPTY_KERNEL = "empty dpctl submit+wait (barrier)", "empty kernel, dpctl submit+wait"
+
+
+@xpuc.kernel
+def _nothing():
+    pass
+
+
 def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, float]:
     """Microseconds of host overhead, median of ``repeat`` calls on one-element
-    USM arrays (no copies, next to no work): an empty dpctl submit+wait, an
-    xpuc call with one parfor and one with ``PARFORS_IN_MANY``; their
-    difference splits the cost into a part per launched parfor (the slope)
-    and a part per call."""
-    def empty_submit():
-        queue.submit_barrier().wait()
-
+    USM arrays (no copies, next to no work): the two baselines (a dpctl barrier
+    submit+wait, and dpctl's submit+wait of an empty one-work-item kernel, its
+    SPIR-V built by xpuc), an xpuc call with one parfor and one with
+    ``PARFORS_IN_MANY``; their difference splits the cost into a part per
+    launched parfor (the slope) and a part per call."""
     @xpuc.jit
     def one_parfor(a):
         for i in numba.prange(a.shape[0]):
@@ -211,9 +220,14 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
         for i in numba.prange(a.shape[0]):
             a[i] *= 0.5
 
+    with xpuc.device_context(queue):
+        _nothing[1]()
+    ((name, spirv),) = _nothing.inspect_spirv().items()
+    empty_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
     tiny = xpuc.asarray(np.zeros(1), queue=queue)
     found = {}
-    for name, run in (("empty dpctl submit+wait", empty_submit),
+    for name, run in ((BARRIER, lambda: queue.submit_barrier().wait()),
+                      (EMPTY_KERNEL, lambda: queue.submit(empty_kernel, [], [1]).wait()),
                       ("xpuc call, 1 parfor", lambda: one_parfor(tiny)),
                       (f"xpuc call, {PARFORS_IN_MANY} parfors", lambda: four_parfors(tiny))):
         run()  # compiles
@@ -256,10 +270,11 @@ def markdown_table(results: dict[str, dict]) -> str:
 
 
 def overhead_lines(overheads: dict[str, float]) -> list[str]:
-    """The overheads as Markdown rows, each with its ratio to the empty submit."""
-    empty = overheads["empty dpctl submit+wait"]
-    return ["| host overhead | µs | × empty submit+wait |", "|---|---:|---:|"] + [
-        f"| {name} | {value:.1f} | {value / empty:.1f}× |" for name, value in overheads.items()]
+    """The overheads as Markdown rows, each with its ratios to the two baselines."""
+    barrier, kernel = overheads[BARRIER], overheads[EMPTY_KERNEL]
+    return ["| host overhead | µs | × barrier | × empty kernel |", "|---|---:|---:|---:|"] + [
+        f"| {name} | {value:.1f} | {value / barrier:.1f}× | {value / kernel:.1f}× |"
+        for name, value in overheads.items()]
 
 
 def main() -> None:
