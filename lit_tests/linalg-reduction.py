@@ -25,10 +25,10 @@ def total(a):
 # CHECK-SAME: %[[PARTIALS:arg[0-9]+]]: memref<?xf64>)
 # CHECK: %[[C:c[0-9]+[_0-9]*]] = arith.constant {{256|512}} : index
 # CHECK-NEXT: %[[L:c[0-9]+[_0-9]*]] = arith.constant {{16|8}} : index
-# CHECK-NEXT: %[[ROWS:[0-9]+]] = arith.divui %{{[0-9]+}}, %[[L]] : index
-# CHECK-NEXT: %[[PER:[0-9]+]] = arith.ceildivui %[[ROWS]], %[[C]] : index
 # CHECK: %[[ZERO:cst[_0-9]*]] = arith.constant 0.000000e+00 : f64
 # CHECK: scf.parallel (%[[LANE:arg[0-9]+]], %[[CHUNK:arg[0-9]+]]) =
+# CHECK: %[[ROWS:[0-9]+]] = arith.divui %{{[0-9]+}}, %[[L]] : index
+# CHECK-NEXT: %[[PER:[0-9]+]] = arith.ceildivui %[[ROWS]], %[[C]] : index
 # CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.muli %[[CHUNK]], %[[PER]] : index
 # CHECK: %[[SUMS:[0-9]+]]:2 = scf.for %[[ROW:arg[0-9]+]] = %[[FIRST]] to %{{[0-9]+}} step
 # CHECK-SAME: iter_args(%[[SUM:arg[0-9]+]] = %[[ZERO]], %[[ERROR:arg[0-9]+]] = %{{cst[_0-9]*}}) -> (f64, f64)

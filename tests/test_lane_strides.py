@@ -10,7 +10,7 @@ import pytest
 from mlir import ir
 
 from xpuc.passes import Target, lower
-from xpuc.passes.lane_strides import Stride, _Strides, walks_rows
+from xpuc.passes.lane_strides import Stride, access_strides, walks_rows
 from xpuc.passes.rewrites import ops_named
 
 DATA = Path(__file__).parent / "data" / "passes"
@@ -37,7 +37,7 @@ def strides_and_verdict(body: str) -> tuple[list[Stride], bool]:
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse(kernel(body))
         (func,) = ops_named(module.operation, "gpu.func")
-        return [stride for _, stride in _Strides(func).accesses()], walks_rows(func)
+        return [stride for _, stride in access_strides(func)], walks_rows(func)
 
 
 U, ONE, OTHER = Stride.UNIFORM, Stride.UNIT, Stride.OTHER

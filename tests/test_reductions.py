@@ -13,10 +13,13 @@ import numba
 import numpy as np
 import pytest
 from device_support import DEVICE, offload
+from mlir import ir
 
 import xpuc
 from xpuc.dispatcher import target_for
 from xpuc.frontend.parfor_to_mlir import REDUCTION_WORK_ITEMS, reduction_lanes
+from xpuc.passes.lane_strides import Stride, access_strides
+from xpuc.passes.rewrites import ops_named
 
 rng = np.random.default_rng(3)
 
@@ -191,6 +194,64 @@ def test_float_sums_keep_infinities_and_nans():
     overflowing = np.full(1000, np.finfo(np.float64).max)
     assert offload(prange_sum, overflowing) == np.inf
     assert offload(prange_sum, -overflowing) == -np.inf
+
+
+@xpuc.jit
+def weighted_by_position(a):
+    """Terms that tell every (i, j) apart, with bounds that do not start at 0."""
+    total, low, count = 0.0, np.inf, 0
+    for i in numba.prange(1, a.shape[0]):
+        for j in numba.prange(2, a.shape[1]):
+            total += a[i, j] * (i + 1000 * j)
+            low = min(low, a[i, j] - i)
+            count += 1
+    return total, low, count
+
+
+# rows narrower than the lanes, as wide, wider and not a multiple; fewer
+# rows than chunks and more
+@pytest.mark.parametrize("shape", [(2, 3), (5, _LANES + 2), (_CHUNKS + 3, 1 + 2),
+                                   (3, _LANES - 1 + 2), (7, 3 * _LANES + 5), (1, 2), (4, 0),
+                                   (0, 9)])
+def test_nested_reductions_around_the_layouts_edges(shape):
+    # a nest's lanes take neighbouring innermost indices of each row
+    a = rng.uniform(-1, 1, shape)
+    got = offload(weighted_by_position, a)
+    total, low, count = weighted_by_position.py_func(a)
+    np.testing.assert_allclose(got[0], total, rtol=1e-12, atol=1e-12)
+    assert got[1:] == (low, count)
+
+
+def test_three_dimensional_reductions_and_loop_invariant_sums():
+    @xpuc.jit
+    def nest(a):
+        total, ones = 0.0, 0.0
+        for i in numba.prange(a.shape[0]):
+            for j in numba.prange(a.shape[1]):
+                for k in numba.prange(a.shape[2]):
+                    total += a[i, j, k] * (i + 10 * j + 100 * k)
+                    ones += 1.0
+        return total, ones
+
+    a = rng.uniform(size=(3, 5, _LANES + 3))
+    i, j, k = np.indices(a.shape)
+    total, ones = offload(nest, a)
+    np.testing.assert_allclose(total, np.sum(a * (i + 10 * j + 100 * k)), rtol=1e-12)
+    assert ones == a.size
+
+
+def test_nested_reductions_read_neighbouring_elements_in_neighbouring_lanes():
+    # what lets the device load a vector where it gathered element by element
+    @xpuc.jit
+    def total(a):
+        return a.sum()
+
+    offload(total, rng.uniform(size=(20, 30)))
+    with ir.Context():
+        module = ir.Module.parse(total.inspect_mlir("gpu"))
+        (kernel,) = ops_named(module.operation, "gpu.func")
+        loads = [stride for op, stride in access_strides(kernel) if op.name == "memref.load"]
+    assert loads == [Stride.UNIT]
 
 
 def test_reductions_over_views_with_and_without_unit_inner_strides():

@@ -175,6 +175,12 @@ def _enclosing_loops(op: ir.Operation, kernel: ir.Operation) -> list[ir.Operatio
     return loops
 
 
+def access_strides(kernel: ir.Operation) -> list[tuple[ir.Operation, Stride]]:
+    """Each load and store of an argument of ``kernel`` (a gpu.func), with how
+    its index moves from a work-item to its neighbour in x."""
+    return _Strides(kernel).accesses()
+
+
 def walks_rows(kernel: ir.Operation) -> bool:
     """Whether each work-item of ``kernel`` (a gpu.func) walks memory of its
     own: every access in a loop moves by a stride other than 1 from one
@@ -185,7 +191,7 @@ def walks_rows(kernel: ir.Operation) -> bool:
     nested_loops = {loop for op in nested_ops(kernel) if op.name in _LOOPS
                     for loop in _enclosing_loops(op, kernel)}
     in_loops = [(stride, loops[0] not in nested_loops)
-                for op, stride in _Strides(kernel).accesses()
+                for op, stride in access_strides(kernel)
                 if (loops := _enclosing_loops(op, kernel))]
     return (all(stride == Stride.OTHER for stride, _ in in_loops)
             and any(innermost for _, innermost in in_loops))
