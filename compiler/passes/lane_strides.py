@@ -54,7 +54,6 @@ class _Strides:
     has height 3, which bounds the rounds)."""
 
     def __init__(self, kernel: ir.Operation) -> None:
-        self.kernel = kernel
         self.of: dict[ir.Value, Stride] = dict.fromkeys(
             kernel.regions[0].blocks[0].arguments, Stride.UNIFORM)
         self.ops = nested_ops(kernel)[1:]

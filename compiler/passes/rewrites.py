@@ -269,12 +269,12 @@ _SCALAR_VEC_TYPE_HINT = (1 << 16) | 2
 def hint_scalar_work_items(module: ir.Module, kernels: list[str]) -> None:
     """Give each of ``kernels`` (SPIR-V functions by now) a VecTypeHint.
 
-    Intel's OpenCL CPU compiler does not vectorize a kernel with a vector type
-    hint across work-items (it takes the hint to say that the kernel is
-    vectorized by hand; any hint does, checked in its assembly with
-    CL_CONFIG_DUMP_ASM), but still vectorizes the kernel's inner loops: the
-    only per-kernel switch it has, which kernels that walk rows need (see
-    lane_strides)."""
+    Intel's OpenCL CPU compiler does not vectorize a kernel that carries a
+    type hint across work-items (it takes the hint to mean that the kernel is
+    vectorized by hand; any hint does, scalar or vector, checked in its
+    assembly with CL_CONFIG_DUMP_ASM), but still vectorizes the kernel's
+    inner loops. It is the only per-kernel switch the device has, and the
+    kernels that walk rows need it (see lane_strides)."""
     for spirv_module in ops_named(module.operation, "spirv.module"):
         body = spirv_module.regions[0].blocks[0]
         for kernel in ops_named(spirv_module, "spirv.func"):
