@@ -4,7 +4,8 @@ device context, and USM arguments) and numba-dpex's ``dpjit`` (when its
 environment exists), same inputs, one invocation. Checks that results agree,
 times the first call and the median of steady calls, reports bandwidth of
 streaming workloads next to the triad's, and the host overhead per
-offloaded call and per launched parfor next to dpctl's submit+wait of a barrier and of an empty kernel.
+offloaded call and per launched parfor next to dpctl's submit+wait of a
+barrier and of an empty kernel.
 
     python benchmarks/suite.py [--scale S] [--repeat R] [--only NAME] [--json PATH]
                                [--dpex-python PATH]
