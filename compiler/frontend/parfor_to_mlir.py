@@ -565,17 +565,13 @@ def _min_max(t: _Translation, expr: ir.Expr, target: ir.Var) -> object:
     ahead = arith.compare(b, "lt" if key is builtins.min else "gt", second.value, first.value)
     tie = arith.compare(b, "eq", second.value, first.value)
     earlier = arith.compare(b, "le", second.index, first.index)
-    # second wins: both NaN and an earlier index; or only it NaN; or, neither
-    # NaN, it is ahead or equal with an earlier index
-    neither = arith.binary(b, "arith.andi", arith.compare(b, "eq", nan[0], nan[1]),
-                           arith.binary(b, "arith.xori", nan[0], b.constant(True, BOOL)))
-    ordered = arith.binary(b, "arith.ori", ahead, arith.binary(b, "arith.andi", tie, earlier))
-    both_nan = arith.binary(b, "arith.andi", nan[0], nan[1])
-    only_second_nan = arith.binary(b, "arith.andi", nan[1],
-                                   arith.binary(b, "arith.xori", nan[0], b.constant(True, BOOL)))
-    takes_second = arith.binary(b, "arith.ori", arith.binary(b, "arith.andi", neither, ordered),
-                                arith.binary(b, "arith.ori", only_second_nan,
-                                             arith.binary(b, "arith.andi", both_nan, earlier)))
+    # a NaN second wins unless the first is a NaN too, at an earlier index; a
+    # number second wins if it is ahead, or equal with an earlier index (both
+    # compares are false against a NaN first, which then stays)
+    first_is_number = arith.binary(b, "arith.xori", nan[0], b.constant(True, BOOL))
+    takes_second = arith.select(
+        b, nan[1], arith.binary(b, "arith.ori", first_is_number, earlier),
+        arith.binary(b, "arith.ori", ahead, arith.binary(b, "arith.andi", tie, earlier)))
     return _IndexValue(*(arith.select(b, takes_second, getattr(second, part), getattr(first, part))
                          for part in _IndexValue.PARTS))
 
@@ -1297,12 +1293,6 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
             following += _compensated_add(b, *value, result) if r.compensated else [result]
         return following
 
-    def yield_(state: list[Value]) -> None:
-        b.emit(f"scf.yield {', '.join(v.name for v in state)} : {state_types}")
-
-    def results(name: str) -> list[Value]:
-        return [Value(f"{name}#{k}", v.type) for k, v in enumerate(initial)]
-
     def reduce_share(chunk: Value, lane: Value, replaced: dict[str, str]) -> None:
         """Work-item (chunk, lane) of a single loop: its share of the
         iterations, stored."""
@@ -1339,8 +1329,9 @@ def _reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         with b.region(f"{name}:{len(state)} = scf.for {index.name} = {lower.name} "
                       f"to {upper.name} step {b.index_constant(1).name} "
                       f"iter_args({iter_args}) -> ({state_types})", "}"):
-            yield_(step(index, carried))
-        return results(name)
+            following = step(index, carried)
+            b.emit(f"scf.yield {', '.join(v.name for v in following)} : {state_types}")
+        return [Value(f"{name}#{k}", v.type) for k, v in enumerate(state)]
 
     def reduce_rows(chunk: Value, lane: Value, replaced: dict[str, str]) -> None:
         """Work-item (chunk, lane) of a nest: for each row of chunk ``chunk``
