@@ -43,17 +43,22 @@ import xpuc
 from xpuc.passes import lower
 
 
-def _timed(run: Callable[[], object], repeat: int) -> tuple[float, float, object]:
-    """Milliseconds of the first call, median of ``repeat`` more, first result."""
-    start = time.perf_counter()
-    result = run()
-    first = (time.perf_counter() - start) * 1e3
+def _call_times(run: Callable[[], object], repeat: int) -> list[float]:
+    """Milliseconds of each of ``repeat`` calls."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         run()
         times.append((time.perf_counter() - start) * 1e3)
-    return first, statistics.median(times), result
+    return times
+
+
+def _timed(run: Callable[[], object], repeat: int) -> tuple[float, float, object]:
+    """Milliseconds of the first call, median of ``repeat`` more, first result."""
+    start = time.perf_counter()
+    result = run()
+    first = (time.perf_counter() - start) * 1e3
+    return first, statistics.median(_call_times(run, repeat)), result
 
 
 def _results(workload: Workload, args: tuple, returned: object,
@@ -186,6 +191,7 @@ def run_workload(workload: Workload, scale: float, repeat: int,
 
 
 PARFORS_IN_MANY = 4
+OVERHEAD_TURN = 100
 
 
 # the baselines of launch_overheads: a submit that runs no kernel, and one that
@@ -226,14 +232,19 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     ((name, spirv),) = _nothing.inspect_spirv().items()
     empty_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
     tiny = xpuc.asarray(np.zeros(1), queue=queue)
-    found = {}
-    for name, run in ((BARRIER, lambda: queue.submit_barrier().wait()),
-                      (EMPTY_KERNEL, lambda: queue.submit(empty_kernel, [], [1]).wait()),
-                      ("xpuc call, 1 parfor", lambda: one_parfor(tiny)),
-                      (f"xpuc call, {PARFORS_IN_MANY} parfors", lambda: four_parfors(tiny))):
+    runs = {BARRIER: lambda: queue.submit_barrier().wait(),
+            EMPTY_KERNEL: lambda: queue.submit(empty_kernel, [], [1]).wait(),
+            "xpuc call, 1 parfor": lambda: one_parfor(tiny),
+            f"xpuc call, {PARFORS_IN_MANY} parfors": lambda: four_parfors(tiny)}
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for run in runs.values():
         run()  # compiles
-        _, steady, _ = _timed(run, repeat)
-        found[name] = steady * 1e3
+    # in turns of OVERHEAD_TURN calls, so that a change in the machine's load
+    # falls on the baselines and on xpuc's calls alike
+    for _ in range(repeat // OVERHEAD_TURN):
+        for name, run in runs.items():
+            samples[name] += _call_times(run, OVERHEAD_TURN)
+    found = {name: statistics.median(times) * 1e3 for name, times in samples.items()}
     one, many = found["xpuc call, 1 parfor"], found[f"xpuc call, {PARFORS_IN_MANY} parfors"]
     found["per launched parfor (slope)"] = (many - one) / (PARFORS_IN_MANY - 1)
     found["per call, besides its parfors"] = one - found["per launched parfor (slope)"]
