@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib.resources
+import os
 import threading
 from collections.abc import Sequence
 from ctypes import POINTER, c_char_p, c_int, c_int32, c_int64, c_uint64, c_void_p
@@ -131,6 +132,7 @@ _ENTRIES: dict[str, tuple[type | None, list[type]]] = {
     "xpuc_last_error": (c_char_p, []),
     "xpuc_get_stats": (None, [POINTER(_Stats)]),
     "xpuc_reset_stats": (None, []),
+    "xpuc_trace_launches": (None, [c_int32]),
 }
 
 for _name, (_restype, _argtypes) in _ENTRIES.items():
@@ -353,3 +355,16 @@ def stats() -> dict[str, int]:
 
 def reset_stats() -> None:
     _lib.xpuc_reset_stats()
+
+
+TRACE_VARIABLE = "XPUC_TRACE_LAUNCHES"
+
+
+def trace_launches(on: bool) -> None:
+    """Print a line to stderr for each kernel launched (its name, device and
+    global size) while ``on``; ``XPUC_TRACE_LAUNCHES=1`` turns it on at import."""
+    _lib.xpuc_trace_launches(int(on))
+
+
+if os.environ.get(TRACE_VARIABLE) == "1":
+    trace_launches(True)

@@ -54,6 +54,12 @@ __attribute__((format(printf, 2, 3))) static int fail(int status, const char *fm
 const char *xpuc_last_error(void) { return last_error; }
 
 static xpuc_stats stats;
+static int32_t tracing_launches;
+
+void xpuc_trace_launches(int32_t on)
+{
+    __atomic_store_n(&tracing_launches, on != 0, __ATOMIC_RELAXED);
+}
 
 #define COUNT(field, n) __atomic_fetch_add(&stats.field, (int64_t)(n), __ATOMIC_RELAXED)
 
@@ -1172,5 +1178,10 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
     }
     call.epoch++;
     COUNT(kernel_launches, 1);
+    if (__atomic_load_n(&tracing_launches, __ATOMIC_RELAXED)) {
+        char gtext[80];
+        fprintf(stderr, "xpuc: launched kernel '%s' on device '%s' (global size %s)\n", name,
+                q->device_name, format_sizes(gtext, sizeof gtext, global, ndim));
+    }
     return XPUC_OK;
 }

@@ -117,6 +117,10 @@ const char *xpuc_last_error(void);
 void xpuc_get_stats(xpuc_stats *out);
 void xpuc_reset_stats(void);
 
+/* While on, each launch prints its kernel, device and global size to stderr:
+ * which kernels ran, where compiled host code chose among them. */
+void xpuc_trace_launches(int32_t on);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,7 +19,7 @@ from numba.parfors.parfor import Parfor
 from .. import runtime
 from ..errors import UnsupportedError, XpucError
 from ..passes import STAGES, Lowered, Stage, Target, lower
-from ..passes.launch_plan import LaunchPlan
+from ..passes.launch_plan import KernelLaunch, LaunchPlan
 from .parfor_to_mlir import (
     REDUCTION_WORK_ITEMS,
     ParforKernel,
@@ -187,6 +187,11 @@ class _HostEmitter:
                 grid, block = values[launch.grid[axis]], values[launch.block[axis]]
                 b.store(b.mul(grid, block), b.gep(global_range, [I32(axis)]))
             name = self.context.insert_const_string(module, launch.kernel_name)
+            if launch.disjoint_variant:
+                name = b.select(self.writes_disjoint(launch),
+                                self.context.insert_const_string(module,
+                                                                 launch.disjoint_variant),
+                                name)
             # no local range: parfor kernels fix no work-group size, the
             # device runtime picks one (passes/rewrites.index_by_global_ids)
             self.call(
@@ -194,6 +199,31 @@ class _HostEmitter:
                 b.bitcast(kinds, I32.as_pointer()), I32(nargs), global_range,
                 llvm.Constant(I64.as_pointer(), None), I32(ndim),
             )
+
+    def writes_disjoint(self, launch: KernelLaunch) -> llvm.Value:
+        """Whether no array that ``launch`` may write overlaps another of its
+        array arguments (as host arrays, whose device copies overlap as they
+        do). Other pointers are the runtime's scratch, of this launch alone."""
+        b = self.builder
+        extents = {}
+        for position, (value_number, _) in enumerate(launch.args):
+            param = self.kernel.params[value_number] if value_number < len(
+                self.kernel.params) else None
+            if param is not None and param.kind == "array":
+                start, nbytes, _ = self.host_extent(param.var)
+                start = b.ptrtoint(start, I64)
+                extents[position] = (start, b.add(start, nbytes))
+        disjoint = llvm.Constant(llvm.IntType(1), 1)
+        for written in launch.written:
+            if written not in extents:
+                continue
+            start, end = extents[written]
+            for position, (other_start, other_end) in extents.items():
+                if position != written:
+                    overlap = b.and_(b.icmp_unsigned("<", start, other_end),
+                                     b.icmp_unsigned("<", other_start, end))
+                    disjoint = b.and_(disjoint, b.not_(overlap))
+        return disjoint
 
     def partials_buffer(self, var: str, part: int) -> llvm.Value:
         """A host array for the partial results of a reduction (of part

@@ -37,6 +37,10 @@ class KernelLaunch:
     grid: tuple[int, int, int]  # value numbers of the work-group counts, x y z
     block: tuple[int, int, int]  # value numbers of the work-group sizes, x y z
     args: tuple[tuple[int, int], ...]  # (value number, ARG_* kind) per kernel argument
+    # a copy of the kernel to launch instead when no array the kernel may
+    # write (positions in args) overlaps another array argument (disjoint.py)
+    disjoint_variant: str | None = None
+    written: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

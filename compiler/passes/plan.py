@@ -5,6 +5,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ..errors import XpucError
+from .disjoint import disjoint_variant, written_arguments
 from .launch_plan import (
     ARG_F32,
     ARG_F64,
@@ -17,6 +18,7 @@ from .launch_plan import (
     KernelLaunch,
     LaunchPlan,
 )
+from .rewrites import ops_named, symbol_name
 
 _OPCODES = {
     "arith.addi": "add",
@@ -91,6 +93,7 @@ def read_launch_plan(module: ir.Module) -> LaunchPlan:
     if len(blocks) != 1:
         raise XpucError("the host function has control flow, which launch plans cannot express")
     numbers = {value: number for number, value in enumerate(blocks[0].arguments)}
+    kernels = {symbol_name(kernel): kernel for kernel in ops_named(module.operation, "gpu.func")}
     ops: list[HostOp] = []
     launches: list[KernelLaunch] = []
     for op in blocks[0].operations:
@@ -100,6 +103,7 @@ def read_launch_plan(module: ir.Module) -> LaunchPlan:
         if op.name == "gpu.launch_func":
             launch = op.opview
             _, kernel = ir.SymbolRefAttr(op.attributes["kernel"]).value
+            kernel_func = kernels[kernel]
             launches.append(KernelLaunch(
                 kernel_name=kernel,
                 grid=tuple(numbers[v] for v in (launch.gridSizeX, launch.gridSizeY,
@@ -107,6 +111,8 @@ def read_launch_plan(module: ir.Module) -> LaunchPlan:
                 block=tuple(numbers[v] for v in (launch.blockSizeX, launch.blockSizeY,
                                                   launch.blockSizeZ)),
                 args=tuple((numbers[v], _arg_kind(v.type)) for v in launch.kernelOperands),
+                disjoint_variant=disjoint_variant(kernel_func),
+                written=tuple(written_arguments(kernel_func)),
             ))
             continue
         ops.append(_host_op(op, tuple(numbers[v] for v in op.operands)))

@@ -28,7 +28,7 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu
 
 from ..errors import XpucError
-from . import lane_strides, pipelines, rewrites
+from . import disjoint, lane_strides, pipelines, rewrites
 from .launch_plan import LaunchPlan
 from .plan import read_launch_plan
 from .target import Target
@@ -150,6 +150,8 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     rewrites.index_by_global_ids(module)
     rewrites.merge_gpu_modules(module)
     lane_strides.mark_row_walks(module)
+    if target.vectorizes_work_items:
+        disjoint.add_disjoint_variants(module)
     compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
                  caps=",".join(target.spirv_caps))
     lowered.plan = read_launch_plan(module)
@@ -173,8 +175,10 @@ def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     rewrites.attach_spirv_abi(module)
     # read before the conversion, which drops the gpu.funcs' attributes
     row_walks = lane_strides.row_walking_kernels(module) if target.vectorizes_work_items else []
+    disjoint_kernels = disjoint.disjoint_kernels(module)
     _compiler().run(module, pipelines.TO_SPIRV)
     rewrites.hint_scalar_work_items(module, row_walks)
+    disjoint.declare_restrict(module, disjoint_kernels)
     rewrites.require_int64_atomics(module)
     rewrites.check_kernel_abi(module)
     return module
@@ -186,8 +190,8 @@ def _serialize(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module
     if len(binaries) > 1:
         raise XpucError(f"expected one gpu.binary, found {len(binaries)}")
     # no binary: a parfor with nothing to launch
-    lowered.spirv = gpu.ObjectAttr(binaries[0].attributes["objects"][0]).object if binaries \
-        else b""
+    lowered.spirv = disjoint.declare_noalias(
+        gpu.ObjectAttr(binaries[0].attributes["objects"][0]).object) if binaries else b""
     return module
 
 
