@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 from pathlib import Path
 
+import dpctl
 import dpctl.tensor as dpt
 import numba
 import numpy as np
@@ -14,6 +15,7 @@ from mlir import ir
 
 import xpuc
 from xpuc import runtime
+from xpuc.dispatcher import target_for
 from xpuc.passes import Target, lower
 from xpuc.passes.disjoint import add_disjoint_variants, declare_noalias, written_arguments
 from xpuc.passes.rewrites import ops_named
@@ -23,10 +25,15 @@ DEVICE = "opencl:cpu"
 
 
 def kernel_module(body: str, attributes: str = "attributes {xpuc.walks_rows}") -> str:
+    """A kernel of two arrays running ``body`` in a loop over %j."""
     return f"""
     gpu.module @k {{
-      gpu.func @k(%a: memref<?xf32>, %b: memref<?xf32>, %i: index) kernel {attributes} {{
-        {body}
+      gpu.func @k(%a: memref<?xf32>, %b: memref<?xf32>, %m: index) kernel {attributes} {{
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        scf.for %j = %c0 to %m step %c1 {{
+          {body}
+        }}
         gpu.return
       }}
     }}"""
@@ -43,17 +50,20 @@ def written_and_copies(body: str, **kwargs) -> tuple[list[int], list[str]]:
                          ops_named(module.operation, "gpu.func")]
 
 
-LOAD = "%v = memref.load %a[%i] : memref<?xf32>\n"
+LOAD = "%v = memref.load %a[%j] : memref<?xf32>\n"
 
 
 @pytest.mark.parametrize("body, written, copied", [
     (LOAD, [], False),  # nothing written
-    (LOAD + "memref.store %v, %b[%i] : memref<?xf32>", [1], True),
-    (LOAD + "memref.store %v, %a[%i] : memref<?xf32>", [0], True),
+    (LOAD + "memref.store %v, %b[%j] : memref<?xf32>", [1], True),
+    (LOAD + "memref.store %v, %a[%j] : memref<?xf32>", [0], True),
     # a use other than a load's memref may write: counted as a write
-    (LOAD + "%r = memref.atomic_rmw addf %v, %b[%i] : (f32, memref<?xf32>) -> f32", [1], True),
-    ("%s = memref.subview %b[%i][1][1] : memref<?xf32> to memref<1xf32, strided<[1], "
+    (LOAD + "%r = memref.atomic_rmw addf %v, %b[%j] : (f32, memref<?xf32>) -> f32", [1], True),
+    ("%s = memref.subview %b[%j][1][1] : memref<?xf32> to memref<1xf32, strided<[1], "
      "offset: ?>>", [1], True),
+    # written in a loop around another: that inner loop has no store to vectorize
+    (LOAD + "memref.store %v, %b[%j] : memref<?xf32>\n"
+     "scf.for %t = %c0 to %m step %c1 { %u = memref.load %a[%t] : memref<?xf32> }", [1], False),
 ])
 def test_written_arguments_and_copies(body, written, copied):
     found, kernels = written_and_copies(body)
@@ -62,7 +72,7 @@ def test_written_arguments_and_copies(body, written, copied):
 
 
 def test_only_kernels_that_walk_rows_are_copied():
-    _, kernels = written_and_copies(LOAD + "memref.store %v, %b[%i] : memref<?xf32>",
+    _, kernels = written_and_copies(LOAD + "memref.store %v, %b[%j] : memref<?xf32>",
                                     attributes="")
     assert kernels == ['"k"']
 
@@ -71,9 +81,13 @@ def test_a_kernel_of_one_array_is_not_copied():
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse("""
         gpu.module @k {
-          gpu.func @k(%a: memref<?xf32>, %i: index) kernel attributes {xpuc.walks_rows} {
-            %v = memref.load %a[%i] : memref<?xf32>
-            memref.store %v, %a[%i] : memref<?xf32>
+          gpu.func @k(%a: memref<?xf32>, %m: index) kernel attributes {xpuc.walks_rows} {
+            %c0 = arith.constant 0 : index
+            %c1 = arith.constant 1 : index
+            scf.for %j = %c0 to %m step %c1 {
+              %v = memref.load %a[%j] : memref<?xf32>
+              memref.store %v, %a[%j] : memref<?xf32>
+            }
             gpu.return
           }
         }""")
@@ -94,28 +108,30 @@ def noalias_parameters(spirv: bytes) -> list[int]:
 
 
 @pytest.mark.parametrize("vectorizes", [True, False])
-def test_row_sums_copy_through_the_stages(vectorizes):
-    lowered = lower((DATA / "row_sums.mlir").read_text(),
+def test_row_doubles_copy_through_the_stages(vectorizes):
+    lowered = lower((DATA / "row_doubles.mlir").read_text(),
                     Target(vectorizes_work_items=vectorizes))
     (launch,) = lowered.plan.launches
     if not vectorizes:
         # a device that keeps vectorizing across work-items has no use for it
         assert launch.disjoint_variant is None and noalias_parameters(lowered.spirv) == []
         return
-    assert launch.disjoint_variant == "row_sums_kernel_disjoint"
+    assert launch.disjoint_variant == "row_doubles_kernel_disjoint"
     # the kernel reads a (argument 1) and writes out (argument 2)
     kinds = [kind for _, kind in launch.args]
     assert launch.written == (2,) and kinds[1] == kinds[2] == 0
     spirv_text = lowered.text("spirv")
     restrict = "!spirv.ptr<f32, CrossWorkgroup> {spirv.decoration = #spirv.decoration<Restrict>}"
-    base, copy = spirv_text.split("spirv.func @row_sums_kernel_disjoint(")
+    base, copy = spirv_text.split("spirv.func @row_doubles_kernel_disjoint(")
     assert restrict not in base and copy.split("\n")[0].count(restrict) == 2
     # the binary declares the copy's two pointers NoAlias, nothing else
     assert len(noalias_parameters(lowered.spirv)) == 2
 
 
-def test_declare_noalias_leaves_modules_without_restrict_alone():
-    lowered = lower((DATA / "offsets.mlir").read_text(), Target(vectorizes_work_items=True))
+@pytest.mark.parametrize("source", ["offsets.mlir", "row_sums.mlir"])
+def test_declare_noalias_leaves_modules_without_restrict_alone(source):
+    # a map, and a row walk that stores outside its loop: no copies
+    lowered = lower((DATA / source).read_text(), Target(vectorizes_work_items=True))
     assert lowered.plan.launches[0].disjoint_variant is None
     assert declare_noalias(lowered.spirv) == lowered.spirv
 
@@ -190,6 +206,18 @@ def test_separate_arrays_run_the_copy(usm, capfd):
     names = launched_kernels(capfd, lambda: running_rows(a, out))
     assert names == ["running_rows_parfor0_kernel_disjoint"]
     np.testing.assert_array_equal(dpt.asnumpy(out) if usm else out, expected)
+
+
+def test_rows_shorter_than_a_vector_run_the_kernel(capfd):
+    # the copy's vector loop would not run over them (see runs_disjoint_copy)
+    lanes = target_for(dpctl.SyclDevice(DEVICE)).vector_lanes
+    for width, copy_runs in ((lanes - 1, False), (lanes, True)):
+        a, out = rows((9, width)), np.zeros((9, width))
+        expected = out.copy()
+        expected[:, 1:] = a[:, :-1] + 1.0
+        names = launched_kernels(capfd, lambda a=a, out=out: running_rows(a, out))
+        assert names == ["running_rows_parfor0_kernel" + ("_disjoint" if copy_runs else "")]
+        np.testing.assert_array_equal(out, expected)
 
 
 def test_arrays_only_read_may_overlap(capfd):

@@ -23,7 +23,7 @@ import array
 
 from mlir import ir
 
-from .lane_strides import WALKS_ROWS
+from .lane_strides import WALKS_ROWS, in_innermost_loops
 from .rewrites import ops_named, symbol_name
 
 # on a kernel: the name of its copy; on the copy: that its arrays are disjoint
@@ -42,13 +42,22 @@ def written_arguments(kernel: ir.Operation) -> list[int]:
                    for use in arg.uses)]
 
 
+def _writes_in_innermost_loops(kernel: ir.Operation) -> bool:
+    """Whether ``kernel`` may write an argument inside an innermost loop, the
+    loops whose vectorizing a possible overlap prevents."""
+    arguments = kernel.regions[0].blocks[0].arguments
+    writes = [use.owner for position in written_arguments(kernel)
+              for use in arguments[position].uses]
+    return any(in_innermost_loops(writes, kernel))
+
+
 def add_disjoint_variants(module: ir.Module) -> None:
-    """Give each kernel that ``WALKS_ROWS`` and writes one of several arrays a
-    copy with the unit attribute ``DISJOINT_ARGS``, named on the kernel by
-    ``DISJOINT_VARIANT``."""
+    """Give each kernel that ``WALKS_ROWS``, reads more than one array and may
+    write one in an innermost loop a copy with the unit attribute
+    ``DISJOINT_ARGS``, named on the kernel by ``DISJOINT_VARIANT``."""
     for kernel in ops_named(module.operation, "gpu.func"):
         if (WALKS_ROWS not in kernel.attributes or len(_memref_arguments(kernel)) < 2
-                or not written_arguments(kernel)):
+                or not _writes_in_innermost_loops(kernel)):
             continue
         name = f"{symbol_name(kernel)}_disjoint"
         copy = kernel.clone(ir.InsertionPoint.after(kernel))

@@ -187,13 +187,19 @@ def walks_rows(kernel: ir.Operation) -> bool:
     which vectorizing serves well), and one such access is in an innermost
     loop (not in a loop around others: Mandelbrot's store of each pixel sits
     around its compute-bound inner loop)."""
-    nested_loops = {loop for op in nested_ops(kernel) if op.name in _LOOPS
-                    for loop in _enclosing_loops(op, kernel)}
-    in_loops = [(stride, loops[0] not in nested_loops)
-                for op, stride in access_strides(kernel)
-                if (loops := _enclosing_loops(op, kernel))]
-    return (all(stride == Stride.OTHER for stride, _ in in_loops)
-            and any(innermost for _, innermost in in_loops))
+    accesses = [(op, stride) for op, stride in access_strides(kernel)
+                if _enclosing_loops(op, kernel)]
+    innermost = in_innermost_loops([op for op, _ in accesses], kernel)
+    return all(stride == Stride.OTHER for _, stride in accesses) and any(innermost)
+
+
+def in_innermost_loops(ops: list[ir.Operation], kernel: ir.Operation) -> list[bool]:
+    """Whether each of ``ops`` (inside ``kernel``) sits in a loop with no
+    loop inside it."""
+    outer_loops = {loop for op in nested_ops(kernel) if op.name in _LOOPS
+                   for loop in _enclosing_loops(op, kernel)}
+    return [bool(loops) and loops[0] not in outer_loops
+            for loops in (_enclosing_loops(op, kernel) for op in ops)]
 
 
 # the gpu.func attribute of a kernel that ``walks_rows``
