@@ -1,8 +1,11 @@
 # A 2-D 'A' array has a stride per dimension: offset = i * s0 + j * s1, where
 # a C array's offset is i * d1 + j. The body runs in two versions: with 1 for
 # the innermost stride when it is 1 (a slice of rows; the device then reads
-# neighbouring elements in neighbouring work-items), with s1 otherwise.
+# neighbouring elements in neighbouring work-items), with s1 otherwise. The
+# gpu stage splits the kernel at that branch (passes/unswitch.py): the host
+# launches the copy for unit strides when the argument holding s1 is 1.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
+# RUN: %xpuc compile %s --emit gpu | filecheck %s --check-prefix=GPU
 
 import xpuc
 
@@ -32,3 +35,12 @@ def twice(a):
 # CHECK-NEXT: %[[Y:[0-9]+]] = arith.muli %[[J]], %[[S1]] : index
 # CHECK-NEXT: %[[OFF:[0-9]+]] = arith.addi %[[X]], %[[Y]] : index
 # CHECK-NEXT: memref.load %[[A]][%[[OFF]]] : memref<?xf32>
+
+# GPU: gpu.func @twice_parfor0_kernel(%[[K1:arg0]]: index,
+# GPU-SAME: xpuc.unit_arguments = array<i64: 0>, xpuc.unit_variant = "twice_parfor0_kernel_unit"
+# GPU-NOT: scf.if
+# GPU: arith.muli %{{.*}}, %[[K1]] : index
+# GPU: gpu.func @twice_parfor0_kernel_unit(
+# GPU-NOT: scf.if
+# GPU-NOT: %[[K1]] : index
+# GPU: gpu.return

@@ -1,6 +1,7 @@
 """What the end-to-end tests share: the device they offload to, a call
 under its device context that fails if nothing ran there (so that a CPU path
-cannot pass a test), and SPIR-V assembled from tests/data."""
+cannot pass a test), the kernels a call launched, and SPIR-V assembled from
+tests/data."""
 
 import os
 import shutil
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import xpuc
+import xpuc.runtime
 
 DATA = Path(__file__).parent / "data"
 
@@ -25,6 +27,20 @@ def offload(fn, *args):
         result = fn(*args)
     assert xpuc.stats()["kernel_launches"] > 0, "nothing ran on the device"
     return result
+
+
+def launched_kernels(capfd, call: Callable[[], object]) -> list[str]:
+    """The kernels ``call()`` launched under the device context, in order
+    (read from the runtime's launch trace on stderr)."""
+    capfd.readouterr()
+    xpuc.runtime.trace_launches(True)
+    try:
+        with xpuc.device_context(DEVICE):
+            call()
+    finally:
+        xpuc.runtime.trace_launches(False)
+    return [line.split("'")[1] for line in capfd.readouterr().err.splitlines()
+            if line.startswith("xpuc: launched kernel")]
 
 
 def assemble(name: str, directory: Path) -> bytes:

@@ -11,17 +11,17 @@ import dpctl.tensor as dpt
 import numba
 import numpy as np
 import pytest
+from device_support import DEVICE, launched_kernels
 from mlir import ir
 
 import xpuc
-from xpuc import runtime
 from xpuc.dispatcher import target_for
 from xpuc.passes import Target, lower
 from xpuc.passes.disjoint import add_disjoint_variants, declare_noalias, written_arguments
+from xpuc.passes.launch_plan import KernelChoice
 from xpuc.passes.rewrites import ops_named
 
 DATA = Path(__file__).parent / "data" / "passes"
-DEVICE = "opencl:cpu"
 
 
 def kernel_module(body: str, attributes: str = "attributes {xpuc.walks_rows}") -> str:
@@ -114,9 +114,9 @@ def test_row_doubles_copy_through_the_stages(vectorizes):
     (launch,) = lowered.plan.launches
     if not vectorizes:
         # a device that keeps vectorizing across work-items has no use for it
-        assert launch.disjoint_variant is None and noalias_parameters(lowered.spirv) == []
+        assert launch.choices == () and noalias_parameters(lowered.spirv) == []
         return
-    assert launch.disjoint_variant == "row_doubles_kernel_disjoint"
+    assert launch.choices == (KernelChoice("row_doubles_kernel_disjoint", disjoint=True),)
     # the kernel reads a (argument 1) and writes out (argument 2)
     kinds = [kind for _, kind in launch.args]
     assert launch.written == (2,) and kinds[1] == kinds[2] == 0
@@ -132,7 +132,7 @@ def test_row_doubles_copy_through_the_stages(vectorizes):
 def test_declare_noalias_leaves_modules_without_restrict_alone(source):
     # a map, and a row walk that stores outside its loop: no copies
     lowered = lower((DATA / source).read_text(), Target(vectorizes_work_items=True))
-    assert lowered.plan.launches[0].disjoint_variant is None
+    assert not any(choice.disjoint for choice in lowered.plan.launches[0].choices)
     assert declare_noalias(lowered.spirv) == lowered.spirv
 
 
@@ -154,45 +154,34 @@ def sum_rows_of_two(a, b, out):
             out[i, j] = a[i, j] + 2.0 * b[i, j]
 
 
-def launched_kernels(capfd, call) -> list[str]:
-    """The kernels ``call()`` launched, in order (from the runtime's trace)."""
-    capfd.readouterr()
-    runtime.trace_launches(True)
-    try:
-        with xpuc.device_context(DEVICE):
-            call()
-    finally:
-        runtime.trace_launches(False)
-    return [line.split("'")[1] for line in capfd.readouterr().err.splitlines()
-            if line.startswith("xpuc: launched kernel")]
-
-
 def rows(shape: tuple[int, int], seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).uniform(-1, 1, shape)
 
 
-# (a, out) of running_rows from one base array of 37 x 203, and whether the
-# copy may run: the host compares the bytes each view spans, so views whose
-# rows interleave count as overlapping
+# (a, out) of running_rows from one base array of 37 x 203, and the kernel
+# that runs: the host compares the bytes each view spans, so views whose rows
+# interleave count as overlapping; views with a unit stride along their rows
+# run the kernel's copy for them (unswitch.py), and its disjoint copy
 VIEWS = {
-    "in place": (lambda x: x, lambda x: x, False),
+    "in place": (lambda x: x, lambda x: x, ""),
     # out[i, j] is a[i, j + 2]: a recurrence of distance 2 along each row
-    "overlapping views": (lambda x: x[:, :-2], lambda x: x[:, 2:], False),
-    "interleaved views": (lambda x: x[:, :101], lambda x: x[:, 102:], False),
-    "views of separate rows": (lambda x: x[:18], lambda x: x[19:], True),
+    "overlapping views": (lambda x: x[:, :-2], lambda x: x[:, 2:], "_unit"),
+    "interleaved views": (lambda x: x[:, :101], lambda x: x[:, 102:], "_unit"),
+    "views of separate rows": (lambda x: x[:18], lambda x: x[19:], "_disjoint"),
+    "disjoint views": (lambda x: x[:18, 1:], lambda x: x[19:, 1:], "_unit_disjoint"),
 }
 
 
 @pytest.mark.parametrize("case", list(VIEWS))
 @pytest.mark.parametrize("usm", [True, False], ids=["usm", "numpy"])
 def test_the_copy_runs_only_on_disjoint_arrays(case, usm, capfd):
-    *views, copy_runs = VIEWS[case]
+    *views, suffix = VIEWS[case]
     base = rows((37, 203))
     expected = base.copy()
     numba.njit(running_rows.py_func)(*(view(expected) for view in views))
     on_device = xpuc.asarray(base) if usm else base.copy()
     names = launched_kernels(capfd, lambda: running_rows(*(view(on_device) for view in views)))
-    assert names == ["running_rows_parfor0_kernel" + ("_disjoint" if copy_runs else "")]
+    assert names == ["running_rows_parfor0_kernel" + suffix]
     np.testing.assert_array_equal(dpt.asnumpy(on_device) if usm else on_device, expected)
 
 

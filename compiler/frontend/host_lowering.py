@@ -188,11 +188,17 @@ class _HostEmitter:
                 grid, block = values[launch.grid[axis]], values[launch.block[axis]]
                 b.store(b.mul(grid, block), b.gep(global_range, [I32(axis)]))
             name = self.context.insert_const_string(module, launch.kernel_name)
-            if launch.disjoint_variant:
-                name = b.select(self.runs_disjoint_copy(launch),
-                                self.context.insert_const_string(module,
-                                                                 launch.disjoint_variant),
-                                name)
+            disjoint = None
+            for choice in launch.choices:
+                holds = llvm.Constant(llvm.IntType(1), 1)
+                for position in choice.ones:
+                    holds = b.and_(holds, b.icmp_signed(
+                        "==", values[launch.args[position][0]], I64(1)))
+                if choice.disjoint:
+                    disjoint = disjoint or self.runs_disjoint_copy(launch)
+                    holds = b.and_(holds, disjoint)
+                name = b.select(holds, self.context.insert_const_string(
+                    module, choice.kernel_name), name)
             # no local range: parfor kernels fix no work-group size, the
             # device runtime picks one (passes/rewrites.index_by_global_ids)
             self.call(

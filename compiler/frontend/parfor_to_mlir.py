@@ -1590,8 +1590,9 @@ def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],
     scatter element by element. When every view's innermost stride
     (``inner_strides``) is 1, as for slices of rows, the body is called with
     the constant 1 in their place, so that its copy inlined there reads and
-    writes neighbouring elements in neighbouring work-items; the test is the
-    same in every work-item, so the device runs one version or the other."""
+    writes neighbouring elements in neighbouring work-items. The gpu stage
+    makes a kernel of each version, and the host launches the one the
+    strides call for (passes/unswitch.py)."""
     folded, rest = _kernel_nest(bounds)
     if len(folded) > 1:  # the folded outer loops count their points from 0
         lower, upper = [b.index_constant(0)], [_iteration_count(b, folded)]

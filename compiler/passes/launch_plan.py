@@ -32,15 +32,25 @@ class HostOp:
 
 
 @dataclass(frozen=True)
+class KernelChoice:
+    """A copy of a launch's kernel to launch instead when the arguments at
+    positions ``ones`` are all 1 (unswitch.py) and, if ``disjoint``, no
+    array the kernel may write overlaps another array argument (disjoint.py)."""
+
+    kernel_name: str
+    ones: tuple[int, ...] = ()
+    disjoint: bool = False
+
+
+@dataclass(frozen=True)
 class KernelLaunch:
     kernel_name: str
     grid: tuple[int, int, int]  # value numbers of the work-group counts, x y z
     block: tuple[int, int, int]  # value numbers of the work-group sizes, x y z
     args: tuple[tuple[int, int], ...]  # (value number, ARG_* kind) per kernel argument
-    # a copy of the kernel to launch instead when no array the kernel may
-    # write (positions in args) overlaps another array argument (disjoint.py)
-    disjoint_variant: str | None = None
-    written: tuple[int, ...] = ()
+    # the last choice whose conditions hold is launched, else kernel_name
+    choices: tuple[KernelChoice, ...] = ()
+    written: tuple[int, ...] = ()  # positions in args of arrays the kernel may write
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,12 @@ from .launch_plan import (
     ARG_I64,
     ARG_PTR,
     HostOp,
+    KernelChoice,
     KernelLaunch,
     LaunchPlan,
 )
 from .rewrites import ops_named, symbol_name
+from .unswitch import unit_variant
 
 _OPCODES = {
     "arith.addi": "add",
@@ -84,6 +86,21 @@ def _host_op(op: ir.Operation, operands: tuple[int, ...]) -> HostOp:
     return HostOp(opcode, operands)
 
 
+def _choices(kernel: ir.Operation, kernels: dict[str, ir.Operation]
+             ) -> tuple[KernelChoice, ...]:
+    """The copies of ``kernel`` and when to launch them, least specific first:
+    its disjoint copy, its copy for unit arguments, that copy's disjoint copy."""
+    choices = []
+    if (name := disjoint_variant(kernel)) is not None:
+        choices.append(KernelChoice(name, disjoint=True))
+    if (unit := unit_variant(kernel)) is not None:
+        unit_name, ones = unit
+        choices.append(KernelChoice(unit_name, ones))
+        if (name := disjoint_variant(kernels[unit_name])) is not None:
+            choices.append(KernelChoice(name, ones, disjoint=True))
+    return tuple(choices)
+
+
 def read_launch_plan(module: ir.Module) -> LaunchPlan:
     """The host function of ``module`` as a LaunchPlan (see launch_plan.py)."""
     host_funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
@@ -111,7 +128,7 @@ def read_launch_plan(module: ir.Module) -> LaunchPlan:
                 block=tuple(numbers[v] for v in (launch.blockSizeX, launch.blockSizeY,
                                                   launch.blockSizeZ)),
                 args=tuple((numbers[v], _arg_kind(v.type)) for v in launch.kernelOperands),
-                disjoint_variant=disjoint_variant(kernel_func),
+                choices=_choices(kernel_func, kernels),
                 written=tuple(written_arguments(kernel_func)),
             ))
             continue

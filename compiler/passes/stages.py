@@ -28,7 +28,7 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu
 
 from ..errors import XpucError
-from . import disjoint, lane_strides, pipelines, rewrites
+from . import disjoint, lane_strides, pipelines, rewrites, unswitch
 from .launch_plan import LaunchPlan
 from .plan import read_launch_plan
 from .target import Target
@@ -149,6 +149,7 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     compiler.run(module, pipelines.OUTLINE)
     rewrites.index_by_global_ids(module)
     rewrites.merge_gpu_modules(module)
+    unswitch.split_on_unit_arguments(module)
     lane_strides.mark_row_walks(module)
     if target.vectorizes_work_items:
         disjoint.add_disjoint_variants(module)
