@@ -195,7 +195,8 @@ class _HostEmitter:
                     holds = b.and_(holds, b.icmp_signed(
                         "==", values[launch.args[position][0]], I64(1)))
                 if choice.disjoint:
-                    disjoint = disjoint or self.runs_disjoint_copy(launch)
+                    if disjoint is None:
+                        disjoint = self.runs_disjoint_copy(launch)
                     holds = b.and_(holds, disjoint)
                 name = b.select(holds, self.context.insert_const_string(
                     module, choice.kernel_name), name)
@@ -231,7 +232,7 @@ class _HostEmitter:
         for position in written:
             var = self.kernel.params[launch.args[position][0]].var
             if self.typemap[var].ndim > 0:
-                row = cgutils.unpack_tuple(self.builder, self.array(var).shape)[-1]
+                row = cgutils.unpack_tuple(b, self.array(var).shape)[-1]
                 runs = b.and_(runs, b.icmp_signed(">=", row, I64(self.vector_lanes)))
             start, end = extents[position]
             for other, (other_start, other_end) in extents.items():

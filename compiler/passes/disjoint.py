@@ -6,15 +6,17 @@ inner loops to the device compiler's loop vectorizer. That vectorizes a loop
 storing into one array and loading from another only if it knows that the two
 do not overlap, which a SPIR-V kernel says with the ``FuncParamAttr NoAlias``
 of its pointer parameters: a 5-point stencil over rows ran 2.4 ms without it,
-1.8 ms with it. Arguments may overlap (``f(a, a)``, two views of one array), so
-such a kernel gets a copy, ``<name>_disjoint``, whose memref arguments are
-declared disjoint, and the host launches the copy only when the arrays it
-passes are: the launch plan names the copy and the arguments the kernel may
-write (arrays that are only read may overlap each other).
+1.9 ms with it. Arguments may overlap (``f(a, a)``, two views of one array), so
+such a kernel, when it stores in an innermost loop, gets a copy,
+``<name>_disjoint``, whose memref arguments are declared disjoint. The launch
+plan names the copy and the arguments the kernel may write, and the host
+launches the copy only when no written array overlaps another argument (arrays
+only read may overlap each other).
 
 MLIR declares a SPIR-V pointer parameter disjoint with the ``Restrict``
-decoration, which OpenCL consumers ignore; they read ``FuncParamAttr NoAlias``,
-which MLIR cannot express, so ``declare_noalias`` adds it to the binary.
+decoration, which Intel's OpenCL CPU compiler ignores (the stencil ran no
+faster with it); it reads ``FuncParamAttr NoAlias``, which MLIR cannot
+express, so ``declare_noalias`` adds it to the binary.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .rewrites import ops_named, symbol_name
 # on a kernel: the name of its copy; on the copy: that its arrays are disjoint
 DISJOINT_VARIANT, DISJOINT_ARGS = "xpuc.disjoint_variant", "xpuc.disjoint_args"
 
+
 def _memref_arguments(kernel: ir.Operation) -> list[ir.BlockArgument]:
     return [arg for arg in kernel.regions[0].blocks[0].arguments
             if isinstance(arg.type, ir.MemRefType)]
@@ -38,7 +41,7 @@ def written_arguments(kernel: ir.Operation) -> list[int]:
     """Positions of the memref arguments of ``kernel`` (a gpu.func) that it may
     write: all but those used only as the memref of loads."""
     return [arg.arg_number for arg in _memref_arguments(kernel)
-            if any(use.owner.name != "memref.load" or use.operand_number != 0
+            if any(use.owner.operation.name != "memref.load" or use.operand_number != 0
                    for use in arg.uses)]
 
 
@@ -46,13 +49,13 @@ def _writes_in_innermost_loops(kernel: ir.Operation) -> bool:
     """Whether ``kernel`` may write an argument inside an innermost loop, the
     loops whose vectorizing a possible overlap prevents."""
     arguments = kernel.regions[0].blocks[0].arguments
-    writes = [use.owner for position in written_arguments(kernel)
+    writes = [use.owner.operation for position in written_arguments(kernel)
               for use in arguments[position].uses]
     return any(in_innermost_loops(writes, kernel))
 
 
 def add_disjoint_variants(module: ir.Module) -> None:
-    """Give each kernel that ``WALKS_ROWS``, reads more than one array and may
+    """Give each kernel that ``WALKS_ROWS``, takes more than one array and may
     write one in an innermost loop a copy with the unit attribute
     ``DISJOINT_ARGS``, named on the kernel by ``DISJOINT_VARIANT``."""
     for kernel in ops_named(module.operation, "gpu.func"):
@@ -68,14 +71,13 @@ def add_disjoint_variants(module: ir.Module) -> None:
 
 def disjoint_variant(kernel: ir.Operation) -> str | None:
     """The name of the copy ``add_disjoint_variants`` made of ``kernel``."""
-    found = kernel.attributes[DISJOINT_VARIANT] if DISJOINT_VARIANT in kernel.attributes \
-        else None
-    return ir.StringAttr(found).value if found is not None else None
+    if DISJOINT_VARIANT not in kernel.attributes:
+        return None
+    return ir.StringAttr(kernel.attributes[DISJOINT_VARIANT]).value
 
 
 def disjoint_kernels(module: ir.Module) -> list[str]:
-    """The names of the copies (read before the conversion to SPIR-V, which
-    drops the gpu.funcs' attributes)."""
+    """The names of the copies ``add_disjoint_variants`` made."""
     return [symbol_name(kernel) for kernel in ops_named(module.operation, "gpu.func")
             if DISJOINT_ARGS in kernel.attributes]
 
