@@ -159,8 +159,29 @@ def pipeline_ms(functions: list[xpuc.JitFunction]) -> list[float]:
     return found
 
 
-def run_workload(workload: Workload, scale: float, repeat: int,
-                 queue: dpctl.SyclQueue, dpex_python: str | None) -> dict:
+def dpex_outcomes(workloads: list[Workload], scale: float, repeat: int, device: str,
+                  python: str) -> dict[str, tuple[float, float, list[np.ndarray]] | str]:
+    """``run_dpex`` of each workload, or why it failed (a peer's failure is a
+    finding, not the suite's end). Run before anything else: starting a
+    process once the device runtime's worker threads exist leaves them broken
+    in this one (oneTBB: "Unable to join threads to shut down before fork()"),
+    and everything timed after it ran up to 4 times slower."""
+    found: dict[str, tuple[float, float, list[np.ndarray]] | str] = {}
+    for workload in workloads:
+        print(f"{workload.name}: {DPEX} ...", flush=True)
+        try:
+            found[workload.name] = run_dpex(workload, scale, repeat, device, python)
+        except RuntimeError as failure:
+            print(f"    failed: {failure}", flush=True)
+            found[workload.name] = str(failure)
+    return found
+
+
+def run_workload(workload: Workload, scale: float, repeat: int, queue: dpctl.SyclQueue,
+                 dpex: tuple[float, float, list[np.ndarray]] | str | None) -> dict:
+    """Time ``workload`` under each implementation in this process, checking
+    their results against the first's; ``dpex`` is numba-dpex's outcome
+    (``dpex_outcomes``), if it ran."""
     inputs = workload.make_inputs(np.random.default_rng(0), scale)
     rows, expected = {}, None
     implementations = _implementations(workload, queue)
@@ -175,17 +196,12 @@ def run_workload(workload: Workload, scale: float, repeat: int,
             expected = results
         _check(workload, name, results, expected)
         rows[name] = _row(workload, inputs, first, steady)
-    if dpex_python:
-        print(f"  {DPEX} ...", flush=True)
-        try:
-            first, steady, results = run_dpex(workload, scale, repeat,
-                                              queue.sycl_device.filter_string, dpex_python)
-        except RuntimeError as failure:  # a peer's failure is a finding, not the suite's end
-            print(f"    failed: {failure}", flush=True)
-            rows[DPEX] = {"failed": str(failure)}
-        else:
-            _check(workload, DPEX, results, expected)
-            rows[DPEX] = _row(workload, inputs, first, steady)
+    if isinstance(dpex, str):
+        rows[DPEX] = {"failed": dpex}
+    elif dpex is not None:
+        first, steady, results = dpex
+        _check(workload, DPEX, results, expected)
+        rows[DPEX] = _row(workload, inputs, first, steady)
     rows[USM]["pipeline_ms"] = pipeline_ms([implementations[USM][0]])
     return rows
 
@@ -305,11 +321,13 @@ def main() -> None:
     selected = [w for w in WORKLOADS if not args.only or args.only.lower() in w.name.lower()]
     if args.dpex_python is None:
         print("numba-dpex: no environment given (--dpex-python), left out", file=sys.stderr)
+    dpex = dpex_outcomes(selected, args.scale, args.repeat, queue.sycl_device.filter_string,
+                         args.dpex_python) if args.dpex_python else {}
     results = {}
     for workload in selected:
         print(f"{workload.name}:", flush=True)
         results[workload.name] = run_workload(workload, args.scale, args.repeat, queue,
-                                              args.dpex_python)
+                                              dpex.get(workload.name))
     overheads = launch_overheads(queue)
 
     print(f"\nsteady ms, median of {args.repeat} (first call in parentheses); scale "
