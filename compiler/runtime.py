@@ -30,6 +30,7 @@ __all__ = [
     "ARG_PTR",
     "LIBRARY_PATH",
     "MAX_KERNEL_ARGS",
+    "MAX_WORK_ITEMS",
     "USM_DEVICE",
     "USM_HOST",
     "USM_SHARED",
@@ -61,6 +62,7 @@ __all__ = [
 USM_DEVICE, USM_SHARED, USM_HOST = range(3)
 ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64, ARG_I16 = range(7)
 MAX_KERNEL_ARGS = 256
+MAX_WORK_ITEMS = 2**31 - 1
 
 _LIBRARY_NAME = "libxpuc_runtime.so"
 

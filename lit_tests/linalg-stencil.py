@@ -1,5 +1,6 @@
 # Neighbour access in a prange: i - 1 and i + 1 are integer arithmetic on the
-# (signed) loop index, each a load of the same memref after wrap-around.
+# (signed) loop index, each a load of the same memref after wrap-around. The
+# constant start is a constant of the kernel.
 # RUN: %xpuc compile %s --emit linalg | filecheck %s
 
 import numba
@@ -13,7 +14,7 @@ def smooth(a, out):
         out[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
 
 # CHECK: func.func @smooth_parfor0(%[[A:arg[0-9]+]]: memref<?xf64>
-# CHECK: scf.parallel (%[[IV:arg[0-9]+]]) = (%{{arg[0-9]+}}) to (%{{arg[0-9]+}})
+# CHECK: scf.parallel (%[[IV:arg[0-9]+]]) = (%c1) to (%{{arg[0-9]+}})
 # CHECK: %[[I:[0-9]+]] = arith.index_cast %[[IV]] : index to i64
 # CHECK: arith.subi %[[I]], %{{c1_i64(_[0-9]+)?}} : i64
 # CHECK: %[[L:[0-9]+]] = memref.load %[[A]]

@@ -36,8 +36,8 @@ def double_rows(a):
 # SPIRV-NOT: Restrict
 # SPIRV-SAME: "None"
 # SPIRV: spirv.func @stencil_parfor0_kernel_disjoint(
-# SPIRV-SAME: %arg5: !spirv.ptr<f64, CrossWorkgroup> {spirv.decoration = #spirv.decoration<Restrict>}
-# SPIRV-SAME: %arg6: !spirv.ptr<f64, CrossWorkgroup> {spirv.decoration = #spirv.decoration<Restrict>}
+# SPIRV-SAME: %{{arg[0-9]+}}: !spirv.ptr<f64, CrossWorkgroup> {spirv.decoration = #spirv.decoration<Restrict>}
+# SPIRV-SAME: %{{arg[0-9]+}}: !spirv.ptr<f64, CrossWorkgroup> {spirv.decoration = #spirv.decoration<Restrict>}
 # SPIRV: spirv.EntryPoint "Kernel" @stencil_parfor0_kernel,
 # SPIRV: spirv.EntryPoint "Kernel" @stencil_parfor0_kernel_disjoint,
 # SPIRV: spirv.func @double_rows_parfor0_kernel(

@@ -1104,13 +1104,11 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
     if (has_local && !all_local)
         return launch_failed(XPUC_ERR_INVALID, q, name,
                              "local size must be all zero or all positive", global, local, ndim);
-    /* dpctl's submit functions are built with -fsycl-id-queries-fit-in-int:
-     * SYCL refuses a range of more work-items than an int holds, and dpctl
-     * drops the reason. */
     int64_t items = 1;
     for (int32_t i = 0; i < ndim && !empty; i++) {
-        items = global[i] > INT32_MAX / items ? (int64_t)INT32_MAX + 1 : items * global[i];
-        if (items > INT32_MAX)
+        items = global[i] > XPUC_MAX_WORK_ITEMS / items ? (int64_t)XPUC_MAX_WORK_ITEMS + 1
+                                                        : items * global[i];
+        if (items > XPUC_MAX_WORK_ITEMS)
             return launch_failed(XPUC_ERR_INVALID, q, name,
                                  "more than 2^31-1 work-items, the most dpctl can submit",
                                  global, local, ndim);

@@ -37,6 +37,12 @@ typedef enum {
  * stack). */
 #define XPUC_MAX_KERNEL_ARGS 256
 
+/* Most work-items one launch runs: dpctl's submit functions are built with
+ * -fsycl-id-queries-fit-in-int, so SYCL refuses a range of more work-items
+ * than an int holds (and dpctl drops the reason). The compiler takes every
+ * global id to be below it. */
+#define XPUC_MAX_WORK_ITEMS INT32_MAX
+
 typedef struct xpuc_queue xpuc_queue;
 
 typedef struct {

@@ -231,6 +231,26 @@ def test_negative_index_wraps_around():
     np.testing.assert_allclose(out, a + a[-1])
 
 
+@pytest.mark.parametrize("start, wraparounds", [(1, 0), (0, 1), (-3, 3)])
+def test_prange_from_a_constant_start(start, wraparounds):
+    """A constant start is part of the kernel, which keeps the wraparound
+    (a select) only of the subscripts that may be negative: from 1 none of
+    them, from 0 ``a[i - 1]``, from -3 all three."""
+    @xpuc.jit
+    def neighbours(a, out):
+        for i in numba.prange(start, a.shape[0] - 1):  # a constant to Numba
+            out[i] = a[i - 1] - 2.0 * a[i + 1]
+
+    a = data(40, np.float64)
+    out = np.zeros_like(a)
+    offload(neighbours, a, out)
+    assert neighbours.inspect_mlir("gpu").count("arith.select") == wraparounds
+    expected = np.zeros_like(a)
+    for i in range(start, a.shape[0] - 1):
+        expected[i] = a[i - 1] - 2.0 * a[i + 1]
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_several_parfors_and_host_code_between():
     @xpuc.jit
     def chain(a, b):

@@ -351,8 +351,11 @@ def test_allocation_larger_than_the_device():
 def test_more_work_items_than_dpctl_submits():
     """dpctl submits at most 2^31-1 work-items in a range: a longer 1-D
     parfor is refused with that reason (it used to blame the work-group
-    size). A stride-0 view makes it long without memory."""
-    out = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape=(2**31 + 10,),
+    size). A stride-0 view makes it long without memory. The compiler takes
+    every global id to be below that most (see rewrites.bound_global_ids)."""
+    assert xpuc.runtime.MAX_WORK_ITEMS == 2**31 - 1
+    out = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8),
+                                          shape=(xpuc.runtime.MAX_WORK_ITEMS + 1,),
                                           strides=(0,))
 
     @xpuc.jit

@@ -1052,6 +1052,11 @@ def _loop_bounds(t: _Translation) -> list[tuple[_Bound, _Bound]]:
             raise UnsupportedError(f"{_where(t.parfor.loc)}: prange with a step other than 1")
         pair = []
         for kind, bound in (("start", nest.start), ("stop", nest.stop)):
+            if not isinstance(bound, int) and isinstance(t.typemap[bound.name],
+                                                         types.IntegerLiteral):
+                # a constant in the kernel: with it, the gpu stage can prove
+                # the loop's indices non-negative (see rewrites.bound_global_ids)
+                bound = t.typemap[bound.name].literal_value
             pair.append(bound if isinstance(bound, int)
                         else t.add_param(KernelParam(kind, bound.name, "index", axis)))
         bounds.append((pair[0], pair[1]))

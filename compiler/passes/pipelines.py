@@ -52,6 +52,13 @@ OUTLINE = (
     "canonicalize",
 )
 
+# gpu stage, once the kernels read bounded global ids (rewrites.bound_global_ids):
+# what the ids' ranges prove (an index is never negative) folds away.
+RANGES = (
+    "int-range-optimizations",
+    "canonicalize",
+)
+
 # gpu stage of an explicit kernel, which the frontend writes as a gpu.func
 # calling its body: as in STRUCTURE, the body's stack slots become SSA values
 # and its branches scf ops (rewrites.inline_kernel_bodies then moves it into
@@ -61,6 +68,7 @@ KERNEL_STRUCTURE = (
     "lift-cf-to-scf",
 )
 KERNEL_CLEANUP = (
+    "int-range-optimizations",  # as in RANGES
     "canonicalize",
     "cse",
 )

@@ -8,6 +8,7 @@ from mlir.dialects import arith, gpu, scf
 from mlir.dialects import math as mmath
 
 from ..errors import UnsupportedError, XpucError
+from ..runtime import MAX_WORK_ITEMS
 from .target import Target
 
 # Ops that may be cloned into a launch body: pure, region-free, and the kernel
@@ -242,6 +243,20 @@ def index_by_global_ids(module: ir.Module) -> None:
                 global_id = gpu.global_id(block_id.attributes["dimension"])
             block_id.results[0].replace_all_uses_with(global_id)
             block_id.erase()
+
+
+def bound_global_ids(module: ir.Module) -> None:
+    """Give each work-item id its upper bound: the runtime launches at most
+    MAX_WORK_ITEMS work-items, so every id is below it.
+
+    From the bound, int-range-optimizations proves the loop indices made of
+    the ids non-negative and folds away Numba's wraparound of negative
+    subscripts (``i < 0 ? i + n : i``), which the device otherwise turns into
+    a gather: a 1-D stencil reading ``a[i - 1]`` ran at a third of the speed
+    of the same stencil written with slices."""
+    bound = ir.IntegerAttr.get(ir.IndexType.get(), MAX_WORK_ITEMS)
+    for global_id in ops_named(module.operation, "gpu.global_id"):
+        global_id.attributes["upper_bound"] = bound
 
 
 def attach_spirv_abi(module: ir.Module) -> None:

@@ -148,6 +148,8 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     rewrites.sink_into_launches(module)
     compiler.run(module, pipelines.OUTLINE)
     rewrites.index_by_global_ids(module)
+    rewrites.bound_global_ids(module)
+    compiler.run(module, pipelines.RANGES)
     rewrites.merge_gpu_modules(module)
     unswitch.split_on_unit_arguments(module)
     lane_strides.mark_row_walks(module)
@@ -164,6 +166,7 @@ def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir
     compiler.run(module, pipelines.KERNEL_STRUCTURE)
     rewrites.switches_to_ifs(module)
     rewrites.inline_kernel_bodies(module)
+    rewrites.bound_global_ids(module)
     compiler.run(module, pipelines.KERNEL_CLEANUP)
     compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
                  caps=",".join(target.spirv_caps))
