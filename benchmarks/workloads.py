@@ -64,6 +64,25 @@ def jacobi(grid, steps):
     return grid
 
 
+def heat_1d(u, steps):
+    # explicit Euler steps of the heat equation, the ends held fixed
+    other = u * 1.0
+    for _ in range(steps):
+        for i in prange(1, u.shape[0] - 1):
+            other[i] = u[i] + 0.25 * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, other = other, u
+    return u
+
+
+def _heat_1d_slices(u, steps):
+    """heat_1d in NumPy slices (its loop in Python would take minutes)."""
+    other = u.copy()
+    for _ in range(steps):
+        other[1:-1] = u[1:-1] + 0.25 * (u[:-2] - 2.0 * u[1:-1] + u[2:])
+        u, other = other, u
+    return u
+
+
 def mandelbrot(out, x0, y0, dx, dy, max_iterations):
     for i in prange(out.shape[0]):
         for j in range(out.shape[1]):
@@ -156,6 +175,10 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("Jacobi 2-D, 50 steps", jacobi,
              lambda rng, s: (rng.random((_n(1024, math.sqrt(s)),) * 2), 50),
              (), lambda g, steps: (jacobi(g.copy(), steps),)),
+    Workload("heat 1-D, 10 steps", heat_1d,
+             lambda rng, s: (rng.random(_n(16_000_000, s)), 10),
+             (), lambda u, steps: (_heat_1d_slices(u, steps),),
+             streamed_bytes=lambda args: 2 * (args[1] + 1) * args[0].nbytes),
     Workload("Mandelbrot", mandelbrot, _mandelbrot_inputs, (0,), None),
     Workload("sum of squares", sum_of_squares, lambda rng, s: (rng.random(_n(80_000_000, s)),),
              (), lambda a: (np.dot(a, a),), streamed_bytes=lambda args: args[0].nbytes,
