@@ -227,10 +227,9 @@ class _HostEmitter:
                 start = b.ptrtoint(start, I64)
                 extents[position] = (start, b.add(start, nbytes))
                 if position in launch.written:
-                    written.append(position)
+                    written.append((position, param.var))
         runs = llvm.Constant(llvm.IntType(1), 1)
-        for position in written:
-            var = self.kernel.params[launch.args[position][0]].var
+        for position, var in written:
             if self.typemap[var].ndim > 0:
                 row = cgutils.unpack_tuple(b, self.array(var).shape)[-1]
                 runs = b.and_(runs, b.icmp_signed(">=", row, I64(self.vector_lanes)))

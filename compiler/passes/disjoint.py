@@ -26,7 +26,7 @@ import array
 from mlir import ir
 
 from .lane_strides import WALKS_ROWS, in_innermost_loops
-from .rewrites import ops_named, symbol_name
+from .rewrites import copy_kernel, ops_named, symbol_name
 
 # on a kernel: the name of its copy; on the copy: that its arrays are disjoint
 DISJOINT_VARIANT, DISJOINT_ARGS = "xpuc.disjoint_variant", "xpuc.disjoint_args"
@@ -63,9 +63,7 @@ def add_disjoint_variants(module: ir.Module) -> None:
                 or not _writes_in_innermost_loops(kernel)):
             continue
         name = f"{symbol_name(kernel)}_disjoint"
-        copy = kernel.clone(ir.InsertionPoint.after(kernel))
-        copy.attributes["sym_name"] = ir.StringAttr.get(name)
-        copy.attributes[DISJOINT_ARGS] = ir.UnitAttr.get()
+        copy_kernel(kernel, name).attributes[DISJOINT_ARGS] = ir.UnitAttr.get()
         kernel.attributes[DISJOINT_VARIANT] = ir.StringAttr.get(name)
 
 

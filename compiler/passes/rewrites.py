@@ -38,6 +38,13 @@ def symbol_name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
+def copy_kernel(kernel: ir.Operation, name: str) -> ir.Operation:
+    """A copy of the gpu.func ``kernel`` called ``name``, placed after it."""
+    copy = kernel.clone(ir.InsertionPoint.after(kernel))
+    copy.attributes["sym_name"] = ir.StringAttr.get(name)
+    return copy
+
+
 def parallel_loop_dims(module: ir.Module) -> int:
     """The most dimensions of any scf.parallel in ``module`` (0 if it has none)."""
     loops = ops_named(module.operation, "scf.parallel")

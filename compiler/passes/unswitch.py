@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .rewrites import ops_named, symbol_name
+from .rewrites import copy_kernel, ops_named, symbol_name
 
 # on a kernel: the name of its copy for unit arguments, and their positions
 UNIT_VARIANT, UNIT_ARGUMENTS = "xpuc.unit_variant", "xpuc.unit_arguments"
@@ -96,8 +96,7 @@ def split_on_unit_arguments(module: ir.Module) -> None:
             continue
         index, positions = found[0]
         name = f"{symbol_name(kernel)}_unit"
-        copy = kernel.clone(ir.InsertionPoint.after(kernel))
-        copy.attributes["sym_name"] = ir.StringAttr.get(name)
+        copy = copy_kernel(kernel, name)
         _keep_side(copy.regions[0].blocks[0].operations[index].operation, 0)
         _keep_side(entry.operations[index].operation, 1)
         kernel.attributes[UNIT_VARIANT] = ir.StringAttr.get(name)
