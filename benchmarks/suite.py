@@ -13,13 +13,15 @@ barrier and of an empty kernel.
 ``--scale 1`` is the size of PEERS.md's figures; CI-sized runs use ``--scale 0.01``.
 numba-dpex needs an older stack than xpuc's, in a virtual environment of its
 own (the README says how to make one); the suite runs ``peer_dpex.py`` with
-that environment's Python, one process per workload.
+that environment's Python, one process per workload, and takes the steady calls
+of all implementations in interleaved rounds (``interleaved_steady_ms``).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import os
 import platform
@@ -51,14 +53,6 @@ def _call_times(run: Callable[[], object], repeat: int) -> list[float]:
         run()
         times.append((time.perf_counter() - start) * 1e3)
     return times
-
-
-def _timed(run: Callable[[], object], repeat: int) -> tuple[float, float, object]:
-    """Milliseconds of the first call, median of ``repeat`` more, first result."""
-    start = time.perf_counter()
-    result = run()
-    first = (time.perf_counter() - start) * 1e3
-    return first, statistics.median(_call_times(run, repeat)), result
 
 
 def _results(workload: Workload, args: tuple, returned: object,
@@ -115,28 +109,86 @@ def _error_line(stderr: str) -> str | None:
     return errors[-1] if errors else None
 
 
-def run_dpex(workload: Workload, scale: float, repeat: int, device: str,
-             python: str) -> tuple[float, float, list[np.ndarray]]:
-    """First-call and steady milliseconds of ``workload`` under numba-dpex,
-    and what its first call produced."""
-    with tempfile.TemporaryDirectory(prefix="xpuc-dpex-") as out:
-        done = subprocess.run(
+class DpexPeer:
+    """numba-dpex running ``workload`` in a process of its own environment
+    (``peer_dpex.py``), driven over its stdin and stdout. Start every peer
+    before this process launches anything (``start_dpex_peers``); a peer
+    whose call failed, or whose process ended, is ``failed`` with why (a
+    peer's failure is a finding of the run, not its end)."""
+
+    def __init__(self, workload: Workload, scale: float, device: str, python: str) -> None:
+        self.failed: str | None = None
+        self._out = tempfile.TemporaryDirectory(prefix="xpuc-dpex-")
+        # a file, not a pipe: a peer writing warnings must not block on a full pipe
+        self._stderr = tempfile.TemporaryFile("w+")
+        self._process = subprocess.Popen(
             [python, str(Path(__file__).with_name("peer_dpex.py")), workload.name,
-             "--scale", str(scale), "--repeat", str(repeat), "--device", device, "--out", out],
-            capture_output=True, text=True, env=_dpex_environment(python), check=False)
-        if done.returncode != 0:
-            raise RuntimeError(_error_line(done.stderr) or f"exit status {done.returncode}")
-        report = json.loads(done.stdout.strip().splitlines()[-1])
-        results = [np.load(os.path.join(out, f"result-{k}.npy"))
-                   for k in range(report["results"])]
-    return report["first_call_ms"], report["steady_ms"], results
+             "--scale", str(scale), "--device", device, "--out", self._out.name],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            env=_dpex_environment(python))
+
+    def _answer(self) -> dict:
+        answer = self._process.stdout.readline()
+        if not answer:
+            self._stderr.seek(0)
+            raise RuntimeError(_error_line(self._stderr.read())
+                               or f"exit status {self._process.wait()}")
+        return json.loads(answer)
+
+    def _request(self, request: str) -> dict:
+        try:
+            self._process.stdin.write(request + "\n")
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            pass  # the process ended: _answer says how
+        return self._answer()
+
+    def wait_ready(self) -> None:
+        """Wait until the peer has imported its modules (which takes seconds
+        of both cores)."""
+        try:
+            self._answer()
+        except RuntimeError as ended:
+            self.failed = str(ended)
+
+    def first_call(self) -> tuple[float, list[np.ndarray]] | None:
+        """Milliseconds of the first call and what it produced; None if it
+        failed."""
+        if self.failed is not None:
+            return None
+        try:
+            answer = self._request("first")
+        except RuntimeError as ended:
+            answer = {"error": str(ended)}
+        if "error" in answer:
+            self.failed = answer["error"]
+            return None
+        return answer["first_call_ms"], [
+            np.load(os.path.join(self._out.name, f"result-{k}.npy"))
+            for k in range(answer["results"])]
+
+    def steady_ms(self) -> float:
+        return self._request("turn")["ms"]
+
+    def close(self) -> None:
+        self._process.stdin.close()
+        self._process.wait()
+        self._stderr.close()
+        self._out.cleanup()
 
 
-def _row(workload: Workload, inputs: tuple, first: float, steady: float) -> dict:
-    row = {"first_call_ms": first, "steady_ms": steady}
-    if workload.streamed_bytes is not None:
-        row["GB/s"] = workload.streamed_bytes(inputs) / steady / 1e6
-    return row
+def start_dpex_peers(workloads: list[Workload], scale: float, device: str,
+                     python: str) -> dict[str, DpexPeer]:
+    """A ``DpexPeer`` per workload, started before this process runs anything
+    on the device: starting a process once the device runtime's worker
+    threads exist leaves them broken in this one (oneTBB: "Unable to join
+    threads to shut down before fork()"), and everything timed after it ran
+    up to 4 times slower. Once ready, each waits for its first request, doing
+    nothing."""
+    peers = {w.name: DpexPeer(w, scale, device, python) for w in workloads}
+    for peer in peers.values():
+        peer.wait_ready()
+    return peers
 
 
 def _check(workload: Workload, name: str, results: list[np.ndarray],
@@ -159,54 +211,79 @@ def pipeline_ms(functions: list[xpuc.JitFunction]) -> list[float]:
     return found
 
 
-def dpex_outcomes(workloads: list[Workload], scale: float, repeat: int, device: str,
-                  python: str) -> dict[str, tuple[float, float, list[np.ndarray]] | str]:
-    """``run_dpex`` of each workload, or why it failed (a peer's failure is a
-    finding, not the suite's end). Run before anything else: starting a
-    process once the device runtime's worker threads exist leaves them broken
-    in this one (oneTBB: "Unable to join threads to shut down before fork()"),
-    and everything timed after it ran up to 4 times slower."""
-    found: dict[str, tuple[float, float, list[np.ndarray]] | str] = {}
-    for workload in workloads:
-        print(f"{workload.name}: {DPEX} ...", flush=True)
-        try:
-            found[workload.name] = run_dpex(workload, scale, repeat, device, python)
-        except RuntimeError as failure:
-            print(f"    failed: {failure}", flush=True)
-            found[workload.name] = str(failure)
-    return found
+def _steady_ms(call: Callable[[], object]) -> float:
+    """Milliseconds of one steady call: one that follows a call of the same
+    implementation, which woke its threads and left its data where a
+    repeated call finds it."""
+    call()
+    return _call_times(call, 1)[0]
+
+
+# idle time before each turn of ``interleaved_steady_ms``: Numba's OpenMP
+# threads spin about 8 ms after a call, the device runtime's TBB threads 1 ms;
+# spinning threads would take a core from the next implementation
+QUIET_S = 0.05
+
+
+def interleaved_steady_ms(steady: dict[str, Callable[[], float]],
+                          rounds: int) -> dict[str, float]:
+    """The median of ``rounds`` steady milliseconds of each implementation,
+    taken in rounds that go through all of them in turn, each round starting
+    one further along: the speed of these shared machines changes over
+    seconds to minutes (one implementation's triad ran at 29 GB/s, then 40,
+    then 29 a minute apart, and the others with it), and only turns taken
+    together let such a change fall on every implementation alike."""
+    names = list(steady)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(rounds):
+        start = round_ % len(names)
+        for name in names[start:] + names[:start]:
+            time.sleep(QUIET_S)
+            samples[name].append(steady[name]())
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def run_workload(workload: Workload, scale: float, repeat: int, queue: dpctl.SyclQueue,
-                 dpex: tuple[float, float, list[np.ndarray]] | str | None) -> dict:
-    """Time ``workload`` under each implementation in this process, checking
-    their results against the first's; ``dpex`` is numba-dpex's outcome
-    (``dpex_outcomes``), if it ran."""
+                 dpex: DpexPeer | None) -> dict:
+    """Time ``workload`` under each implementation in this process, and under
+    numba-dpex (if its peer runs), checking their results against the
+    first's: first calls one after the other, then ``repeat`` rounds of
+    steady calls (``interleaved_steady_ms``)."""
     inputs = workload.make_inputs(np.random.default_rng(0), scale)
-    rows, expected = {}, None
+    rows, expected, steady = {}, None, {}
     implementations = _implementations(workload, queue)
     for name, (call, prepare) in implementations.items():
         print(f"  {name} ...", flush=True)
         args = prepare(copy.deepcopy(inputs))
-        first, steady, returned = _timed(lambda call=call, args=args: call(*args), repeat)
-        # the first call's results, from a fresh copy (timing reruns on the same arrays)
-        args = prepare(copy.deepcopy(inputs))
-        results = _results(workload, args, call(*args), name == "NumPy")
+        (first,) = _call_times(lambda call=call, args=args: call(*args), 1)
+        # the first call's results, from a fresh copy (steady calls rerun on the same arrays)
+        fresh = prepare(copy.deepcopy(inputs))
+        results = _results(workload, fresh, call(*fresh), name == "NumPy")
         if expected is None:  # the first implementation, NumPy where it has one
             expected = results
         _check(workload, name, results, expected)
-        rows[name] = _row(workload, inputs, first, steady)
-    if isinstance(dpex, str):
-        rows[DPEX] = {"failed": dpex}
-    elif dpex is not None:
-        first, steady, results = dpex
-        try:
-            _check(workload, DPEX, results, expected)
-            rows[DPEX] = _row(workload, inputs, first, steady)
-        except AssertionError as error:
-            # a peer's wrong answer is a finding of the run, and no time to beat
-            print(f"  {DPEX}: wrong results, left out of the comparison", flush=True)
-            rows[DPEX] = {"failed": str(error).strip(), "wrong_results": True}
+        rows[name] = {"first_call_ms": first}
+        steady[name] = functools.partial(_steady_ms, functools.partial(call, *args))
+    if dpex is not None:
+        print(f"  {DPEX} ...", flush=True)
+        outcome = dpex.first_call()
+        if outcome is None:
+            print(f"    failed: {dpex.failed}", flush=True)
+            rows[DPEX] = {"failed": dpex.failed}
+        else:
+            try:
+                _check(workload, DPEX, outcome[1], expected)
+                rows[DPEX] = {"first_call_ms": outcome[0]}
+                steady[DPEX] = dpex.steady_ms
+            except AssertionError as error:
+                # a peer's wrong answer is a finding of the run, and no time to beat
+                print(f"  {DPEX}: wrong results, left out of the comparison", flush=True)
+                rows[DPEX] = {"failed": str(error).strip(), "wrong_results": True}
+    print(f"  {repeat} rounds of steady calls ...", flush=True)
+    for name, ms in interleaved_steady_ms(steady, repeat).items():
+        rows[name]["steady_ms"] = ms
+        if workload.streamed_bytes is not None:
+            rows[name]["GB/s"] = workload.streamed_bytes(inputs) / ms / 1e6
     rows[USM]["pipeline_ms"] = pipeline_ms([implementations[USM][0]])
     return rows
 
@@ -323,21 +400,25 @@ def main() -> None:
                              "$XPUC_DPEX_PYTHON; without it numba-dpex is left out)")
     args = parser.parse_args()
     queue = dpctl.SyclQueue(args.device)
+    # platform.processor() runs `uname -p`: a process started before the device runs anything
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
     selected = [w for w in WORKLOADS if not args.only or args.only.lower() in w.name.lower()]
     if args.dpex_python is None:
         print("numba-dpex: no environment given (--dpex-python), left out", file=sys.stderr)
-    dpex = dpex_outcomes(selected, args.scale, args.repeat, queue.sycl_device.filter_string,
-                         args.dpex_python) if args.dpex_python else {}
+    dpex = start_dpex_peers(selected, args.scale, queue.sycl_device.filter_string,
+                            args.dpex_python) if args.dpex_python else {}
     results = {}
     for workload in selected:
         print(f"{workload.name}:", flush=True)
-        results[workload.name] = run_workload(workload, args.scale, args.repeat, queue,
-                                              dpex.get(workload.name))
+        peer = dpex.get(workload.name)
+        results[workload.name] = run_workload(workload, args.scale, args.repeat, queue, peer)
+        if peer is not None:
+            peer.close()  # its inputs held memory
     overheads = launch_overheads(queue)
 
-    print(f"\nsteady ms, median of {args.repeat} (first call in parentheses); scale "
-          f"{args.scale}; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"{queue.sycl_device.name}, {time.strftime('%Y-%m-%d')}\n")
+    print(f"\nsteady ms, median of {args.repeat} interleaved rounds (first call in "
+          f"parentheses); scale {args.scale}; {machine}, {queue.sycl_device.name}, "
+          f"{time.strftime('%Y-%m-%d')}\n")
     print(markdown_table(results))
     triad = results.get("triad", {}).get(USM, {}).get("GB/s")
     if triad:
