@@ -109,20 +109,25 @@ def _error_line(stderr: str) -> str | None:
     return errors[-1] if errors else None
 
 
+PEER_SCRIPT = Path(__file__).with_name("peer_dpex.py")
+
+
 class DpexPeer:
     """numba-dpex running ``workload`` in a process of its own environment
     (``peer_dpex.py``), driven over its stdin and stdout. Start every peer
     before this process launches anything (``start_dpex_peers``); a peer
     whose call failed, or whose process ended, is ``failed`` with why (a
-    peer's failure is a finding of the run, not its end)."""
+    peer's failure is a finding of the run, not its end). ``script`` is
+    the peer's program: ``peer_dpex.py``, or one that speaks its protocol."""
 
-    def __init__(self, workload: Workload, scale: float, device: str, python: str) -> None:
+    def __init__(self, workload: Workload, scale: float, device: str, python: str,
+                 script: Path = PEER_SCRIPT) -> None:
         self.failed: str | None = None
         self._out = tempfile.TemporaryDirectory(prefix="xpuc-dpex-")
         # a file, not a pipe: a peer writing warnings must not block on a full pipe
         self._stderr = tempfile.TemporaryFile("w+")
         self._process = subprocess.Popen(
-            [python, str(Path(__file__).with_name("peer_dpex.py")), workload.name,
+            [python, str(script), workload.name,
              "--scale", str(scale), "--device", device, "--out", self._out.name],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
             env=_dpex_environment(python))
