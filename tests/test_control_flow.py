@@ -2,6 +2,8 @@
 break and continue, local variables carried across them. Each result is
 compared with Numba on the CPU (the same function outside a device context)."""
 
+import re
+
 import numba
 import numpy as np
 import pytest
@@ -289,3 +291,82 @@ def test_array_of_a_variable_shape_made_in_the_body_is_refused():
         rows(np.ones((3, 4)), np.zeros(3))
     assert "an array made in a parfor body with a shape that is not a constant" \
         in str(info.value)
+
+
+BLOCK = 16
+
+
+@xpuc.jit
+def suffix_sums(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for j in range(i, a.shape[0]):  # the last work-item's loop runs once
+            total += a[j]
+        out[i] = total
+
+
+@xpuc.jit
+def after_each(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for j in range(i + 1, a.shape[0]):  # the last work-item's loop never runs
+            total += a[j] * a[i]
+        out[i] = total
+
+
+@xpuc.jit
+def blocks_of_rows(a, out):
+    n = a.shape[0]
+    for block in numba.prange((n + BLOCK - 1) // BLOCK):
+        for i in range(block * BLOCK, min(block * BLOCK + BLOCK, n)):
+            out[i] = 2.0 * a[i] + 1.0
+
+
+@xpuc.jit
+def trailing_window(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for j in range(i - 3, i + 1):  # from -3: a[-3] is a[n - 3]
+            total += a[j]
+        out[i] = total
+
+
+@xpuc.jit
+def last_index_after_the_loop(a, out):
+    for i in numba.prange(a.shape[0]):
+        j = -1
+        for j in range(i % 5):
+            out[i] += a[j]
+        out[i] += j  # Python keeps the loop's last index (-1 if it never ran)
+
+
+@xpuc.jit
+def sum_until_large(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for j in range(i, a.shape[0]):
+            if a[j] > 2.5:
+                break  # a loop with two exits: not a counted one
+            total += a[j]
+        out[i] = total
+
+
+# Numba's wraparound of a negative subscript: ``j < 0 ? j + n : j``
+WRAPAROUND = re.compile(r"arith\.cmpi slt, %\w+, %c0 : index")
+
+
+@pytest.mark.parametrize("fn, counted, wraps", [
+    (suffix_sums, True, False), (after_each, True, False), (blocks_of_rows, True, False),
+    (trailing_window, True, True), (last_index_after_the_loop, True, False),
+    (sum_until_large, False, True),
+])
+def test_loops_counting_from_a_work_item_index(fn, counted, wraps):
+    """An inner loop becomes an scf.for (counted_loops.py), whose index has a
+    range: from a start that cannot be negative its subscripts keep no
+    wraparound, from one that may be they keep it. A loop that may break
+    stays an scf.while, its subscripts wrapping around."""
+    device, cpu = on_device_and_cpu(fn, inputs(n=203))
+    np.testing.assert_allclose(device[1], cpu[1], rtol=1e-12)
+    gpu = fn.inspect_mlir("gpu")
+    assert ("scf.while" not in gpu) == counted
+    assert bool(WRAPAROUND.search(gpu)) == wraps

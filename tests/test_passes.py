@@ -17,9 +17,10 @@ import dpctl.program
 import dpctl.tensor as dpt
 import numpy as np
 import pytest
+from mlir import ir
 
 from xpuc.errors import UnsupportedError, XpucError
-from xpuc.passes import STAGES, LaunchPlan, Lowered, Target, lower
+from xpuc.passes import STAGES, LaunchPlan, Lowered, Target, counted_loops, lower
 from xpuc.passes.launch_plan import ARG_F32, ARG_F64, ARG_I8, ARG_I32, ARG_I64, ARG_PTR
 
 DATA = Path(__file__).parent / "data" / "passes"
@@ -488,3 +489,59 @@ def test_run_two_launches(queue, n0, n1):
     run(queue, lowered("two_loops"), [device(queue, a), d_b, d_c, n0, n1, a.size])
     np.testing.assert_array_equal(host(d_b), 2 * a)
     np.testing.assert_array_equal(host(d_c), 2 * a + 1)
+
+
+# A counted loop as lift-cf-to-scf leaves it: the counter (%j) from %start
+# while below %stop by STEP, a sum carried beside it; ``{before}`` replaces
+# the before-region's ops and ``{use}`` follows the loop.
+WHILE_LOOP = """
+func.func @f(%start: i64, %stop: i64, %a: memref<?xf64>) -> f64 {{
+  %zero = arith.constant 0.0 : f64
+  %step = arith.constant {step} : i64
+  %r:3 = scf.while (%sum = %zero, %j = %start) : (f64, i64) -> (i64, f64, i64) {{
+    {before}
+    scf.condition(%more) %next, %sum, %j : i64, f64, i64
+  }} do {{
+  ^bb0(%next: i64, %sum: f64, %j: i64):
+    %k = arith.index_cast %j : i64 to index
+    %x = memref.load %a[%k] : memref<?xf64>
+    %s = arith.addf %sum, %x : f64
+    scf.yield %s, %next : f64, i64
+  }}
+  {use}
+  return %r#1 : f64
+}}
+"""
+COUNTING = ("%more = arith.cmpi slt, %j, %stop : i64\n"
+            "    %next = arith.addi %j, %step : i64")
+
+
+def counted(step: int = 1, before: str = COUNTING, use: str = "") -> str:
+    """The loop of WHILE_LOOP after counted_loops.to_for_loops, verified."""
+    with ir.Context():
+        module = ir.Module.parse(WHILE_LOOP.format(step=step, before=before, use=use))
+        counted_loops.to_for_loops(module)
+        module.operation.verify()
+        return str(module)
+
+
+def test_a_counted_loop_becomes_an_scf_for():
+    text = counted(step=2)
+    assert "scf.while" not in text
+    loop = re.search(r"%(\d+) = scf.for %\w+ = %arg0 to %arg1 step %c2_i64\w* "
+                     r"iter_args\(%\w+ = %cst\) -> \(f64\)\s*: i64", text)
+    assert loop and f"return %{loop.group(1)} : f64" in text
+    assert "arith.addi" not in text  # the counter's increment, now the loop's own
+
+
+@pytest.mark.parametrize("step, before, use", [
+    (-1, COUNTING.replace("slt", "sgt"), ""),  # counts down
+    (0, COUNTING, ""),  # never ends
+    (1, COUNTING.replace("slt", "ult"), ""),  # an unsigned bound
+    (1, "%more = arith.cmpi slt, %j, %stop : i64\n    %next = arith.muli %j, %step : i64", ""),
+    (1, COUNTING + "\n    %more2 = arith.cmpi slt, %j, %stop : i64", ""),  # more in its test
+    (1, COUNTING, "%last = arith.addi %r#2, %r#0 : i64"),  # its last index is read after
+])
+def test_a_loop_that_does_not_count_stays_an_scf_while(step, before, use):
+    assert "scf.while" in counted(step, before, use)
+    assert "scf.for" not in counted(step, before, use)

@@ -52,8 +52,9 @@ OUTLINE = (
     "canonicalize",
 )
 
-# gpu stage, once the kernels read bounded global ids (rewrites.bound_global_ids):
-# what the ids' ranges prove (an index is never negative) folds away.
+# gpu stage, once the kernels read bounded global ids (rewrites.bound_global_ids)
+# and count their loops with scf.for (counted_loops.py): what the ranges of ids
+# and loop indices prove (an index is never negative) folds away.
 RANGES = (
     "int-range-optimizations",
     "canonicalize",
@@ -62,13 +63,13 @@ RANGES = (
 # gpu stage of an explicit kernel, which the frontend writes as a gpu.func
 # calling its body: as in STRUCTURE, the body's stack slots become SSA values
 # and its branches scf ops (rewrites.inline_kernel_bodies then moves it into
-# the kernel, and KERNEL_CLEANUP tidies up).
+# the kernel, KERNEL_CLEANUP tidies up, which leaves its counted loops in the
+# shape counted_loops.py matches, and RANGES follows as for a parfor's kernels).
 KERNEL_STRUCTURE = (
     "gpu.module(func.func(mem2reg))",
     "lift-cf-to-scf",
 )
 KERNEL_CLEANUP = (
-    "int-range-optimizations",  # as in RANGES
     "canonicalize",
     "cse",
 )

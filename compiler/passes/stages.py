@@ -28,7 +28,7 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu
 
 from ..errors import XpucError
-from . import disjoint, lane_strides, pipelines, rewrites, unswitch
+from . import counted_loops, disjoint, lane_strides, pipelines, rewrites, unswitch
 from .launch_plan import LaunchPlan
 from .plan import read_launch_plan
 from .target import Target
@@ -149,6 +149,7 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     compiler.run(module, pipelines.OUTLINE)
     rewrites.index_by_global_ids(module)
     rewrites.bound_global_ids(module)
+    counted_loops.to_for_loops(module)
     compiler.run(module, pipelines.RANGES)
     rewrites.merge_gpu_modules(module)
     unswitch.split_on_unit_arguments(module)
@@ -168,6 +169,8 @@ def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir
     rewrites.inline_kernel_bodies(module)
     rewrites.bound_global_ids(module)
     compiler.run(module, pipelines.KERNEL_CLEANUP)
+    counted_loops.to_for_loops(module)
+    compiler.run(module, pipelines.RANGES)
     compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
                  caps=",".join(target.spirv_caps))
     return module
