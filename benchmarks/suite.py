@@ -203,17 +203,15 @@ def _check(workload: Workload, name: str, results: list[np.ndarray],
                                    err_msg=f"{workload.name}: {name} disagrees")
 
 
-def pipeline_ms(functions: list[xpuc.JitFunction]) -> list[float]:
+def pipeline_ms(functions: list[xpuc.JitFunction], repeat: int = 5) -> list[float]:
     """Milliseconds the MLIR pipeline takes to lower each parfor of
-    ``functions`` from its first stage's input to SPIR-V, as at a first call."""
-    found = []
-    for function in functions:
-        for lowered in function.inspect_lowered():
-            start = time.perf_counter()
-            lower(lowered.source, lowered.target, lowered.until, lowered.stages,
-                  keep_texts=False)
-            found.append((time.perf_counter() - start) * 1e3)
-    return found
+    ``functions`` from its first stage's input to SPIR-V, as at a first call:
+    the median of ``repeat`` lowerings (one alone moved by 3x with the
+    machine's load)."""
+    return [statistics.median(_call_times(
+        lambda lowered=lowered: lower(lowered.source, lowered.target, lowered.until,
+                                      lowered.stages, keep_texts=False), repeat))
+            for function in functions for lowered in function.inspect_lowered()]
 
 
 def _steady_ms(call: Callable[[], object]) -> float:
