@@ -13,7 +13,7 @@ request is a line, each answer one line of JSON:
   what it produced to ``OUT/result-K.npy`` for the suite to check. Answers
   ``{"first_call_ms": ..., "results": K}``, or ``{"error": ...}`` naming the
   exception that failed the call.
-- ``turn``: one steady call, then one timed call. Answers ``{"ms": ...}``.
+- ``turn K``: K untimed calls, then one timed call. Answers ``{"ms": ...}``.
 
 The process ends when its stdin does.
 """
@@ -75,8 +75,9 @@ def main() -> None:
                         dpnp.asnumpy(value) if isinstance(value, dpnp.ndarray)
                         else np.asarray(value))
             _answer(first_call_ms=first, results=len(results))
-        elif request.strip() == "turn":
-            call()
+        elif request.startswith("turn "):
+            for _ in range(int(request.split()[1])):
+                call()
             start = time.perf_counter()
             call()
             _answer(ms=(time.perf_counter() - start) * 1e3)

@@ -173,7 +173,7 @@ class DpexPeer:
             for k in range(answer["results"])]
 
     def steady_ms(self) -> float:
-        return self._request("turn")["ms"]
+        return self._request(f"turn {WARM_CALLS}")["ms"]
 
     def close(self) -> None:
         self._process.stdin.close()
@@ -214,18 +214,22 @@ def pipeline_ms(functions: list[xpuc.JitFunction], repeat: int = 5) -> list[floa
             for function in functions for lowered in function.inspect_lowered()]
 
 
+# a turn of ``interleaved_steady_ms``: QUIET_S idle, then WARM_CALLS untimed
+# calls and one timed. Numba's OpenMP threads spin about 8 ms after a call, the
+# device runtime's TBB threads 1 ms, and spinning threads would take a core from
+# the next implementation; after longer idle gaps, the first call or two of an
+# implementation ran slower (row L2 norms: 8.9 ms one call after a 50 ms gap,
+# 7.0 ms back to back)
+QUIET_S, WARM_CALLS = 0.01, 2
+
+
 def _steady_ms(call: Callable[[], object]) -> float:
-    """Milliseconds of one steady call: one that follows a call of the same
+    """Milliseconds of one steady call: one that follows calls of the same
     implementation, which woke its threads and left its data where a
     repeated call finds it."""
-    call()
+    for _ in range(WARM_CALLS):
+        call()
     return _call_times(call, 1)[0]
-
-
-# idle time before each turn of ``interleaved_steady_ms``: Numba's OpenMP
-# threads spin about 8 ms after a call, the device runtime's TBB threads 1 ms;
-# spinning threads would take a core from the next implementation
-QUIET_S = 0.05
 
 
 def interleaved_steady_ms(steady: dict[str, Callable[[], float]],
