@@ -23,6 +23,10 @@
 #endif
 
 struct xpuc_queue {
+    /* Where xpuc submits: an in-order queue on the wrapped queue's context and
+     * device. Each command is waited for, so the order costs nothing; and two
+     * queues, one out-of-order, used from several threads at once deadlock or
+     * crash the OpenCL CPU runtime (2025.3; reproduced with dpctl alone). */
     DPCTLSyclQueueRef ref;
     /* Cached once so launches never re-query them. */
     DPCTLSyclContextRef context;
@@ -94,10 +98,12 @@ int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out)
     xpuc_queue *q = calloc(1, sizeof *q);
     if (!q)
         return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory wrapping a queue");
-    q->ref = DPCTLQueue_Copy(dpctl_queue_ref);
-    q->context = q->ref ? DPCTLQueue_GetContext(q->ref) : NULL;
-    q->device = q->ref ? DPCTLQueue_GetDevice(q->ref) : NULL;
-    if (!q->context || !q->device) {
+    q->context = DPCTLQueue_GetContext(dpctl_queue_ref);
+    q->device = DPCTLQueue_GetDevice(dpctl_queue_ref);
+    q->ref = q->context && q->device
+                 ? DPCTLQueue_Create(q->context, q->device, NULL, DPCTL_IN_ORDER)
+                 : NULL;
+    if (!q->ref) {
         xpuc_queue_release(q);
         return fail(XPUC_ERR_INVALID, "xpuc: DPCTLSyclQueueRef %p is not a usable queue",
                     dpctl_queue_ref);

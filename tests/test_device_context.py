@@ -1,6 +1,9 @@
 """Device contexts: accepted forms, nesting, thread-locality."""
 
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import dpctl
 import dpctl.tensor as dpt
@@ -44,8 +47,9 @@ def test_thread_local():
 
 def test_concurrent_calls_from_threads():
     """Same function, different data and queues, first compile included. The
-    USM arrays are made and read outside the threads: dpctl's own copies
-    from several threads at once can deadlock (seen with dpctl 0.21.1)."""
+    USM arrays are made and read outside the threads: dpctl's own copies on
+    an out-of-order queue from several threads at once can deadlock (see the
+    next test)."""
 
     @xpuc.jit
     def axpy(a, x, y):
@@ -74,3 +78,45 @@ def test_concurrent_calls_from_threads():
     stats = xpuc.stats()
     assert stats["kernel_launches"] == 6 * 10 * 2
     assert stats["kernels_compiled"] == 2  # NumPy and USM signatures, once each
+
+
+# Six threads, each calling on one of two out-of-order queues (dpctl's
+# default), with NumPy arrays and with USM arrays, in rounds.
+CALLS_FROM_THREADS = """
+import dpctl, dpctl.tensor as dpt, numpy as np
+from device_support import run_in_threads
+import xpuc
+
+@xpuc.jit
+def axpy(a, x, y):
+    return a * x + y
+
+queues = [dpctl.SyclQueue("opencl:cpu"), dpctl.SyclQueue("opencl:cpu")]
+inputs = [np.random.default_rng(k).random((2, 5000)) for k in range(6)]
+on_device = [[dpt.asarray(v, sycl_queue=queues[k % 2]) for v in inputs[k]] for k in range(6)]
+
+def worker(k):
+    x, y = inputs[k]
+    for _ in range(10):
+        with xpuc.device_context(queues[k % 2]):
+            assert np.allclose(axpy(float(k), x, y), k * x + y)
+        axpy(float(k), *on_device[k])
+
+for _ in range(50):
+    run_in_threads(worker, 6)
+"""
+
+
+def test_calls_from_threads_on_out_of_order_queues():
+    """The OpenCL CPU runtime (2025.3) deadlocks, or crashes, when commands
+    reach two queues, one of them out-of-order, from several threads at once
+    (reproduced with dpctl alone); xpuc submits to in-order queues of its
+    own, so these calls finish (before, this program hung in 6 runs of 6).
+    In a child process, so that a hang is this test's failure."""
+    try:
+        done = subprocess.run([sys.executable, "-c", CALLS_FROM_THREADS],
+                              cwd=Path(__file__).parent, capture_output=True, text=True,
+                              timeout=120)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("calls from 6 threads on 2 queues hung") from None
+    assert done.returncode == 0, done.stderr
