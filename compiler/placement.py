@@ -145,9 +145,15 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
         return Placement(context, args, kwargs, [runtime.byte_extent(v) for v in numpy])
 
     queue = usm[0].sycl_queue
-    if (numpy or not all(equivalent(queue, v.sycl_queue) for v in usm[1:])
+    others = {id(q): q for v in usm[1:] if (q := v.sycl_queue) is not queue}
+    if (numpy or not all(equivalent(queue, q) for q in others.values())
             or (context is not None and not equivalent(context, queue))):
         _refuse(py_func, args, kwargs, context)
+    # dpctl's operations return before their kernels finish: the call reads
+    # arrays made on other queues once they are done (the runtime waits for
+    # the work on the call's own queue)
+    for other in others.values():
+        other.wait()
     # compiled code takes usm_ndarray; dpnp arrays and other USM objects
     # become one without a copy
     if all(type(v) is dpt.usm_ndarray for v in usm):

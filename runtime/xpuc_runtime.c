@@ -28,6 +28,7 @@ struct xpuc_queue {
      * queues, one out-of-order, used from several threads at once deadlock or
      * crash the OpenCL CPU runtime (2025.3; reproduced with dpctl alone). */
     DPCTLSyclQueueRef ref;
+    DPCTLSyclQueueRef caller; /* the wrapped queue: a call waits for its work */
     /* Cached once so launches never re-query them. */
     DPCTLSyclContextRef context;
     DPCTLSyclDeviceRef device;
@@ -98,6 +99,7 @@ int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out)
     xpuc_queue *q = calloc(1, sizeof *q);
     if (!q)
         return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory wrapping a queue");
+    q->caller = DPCTLQueue_Copy(dpctl_queue_ref);
     q->context = DPCTLQueue_GetContext(dpctl_queue_ref);
     q->device = DPCTLQueue_GetDevice(dpctl_queue_ref);
     q->ref = q->context && q->device
@@ -164,6 +166,8 @@ int xpuc_queue_release(xpuc_queue *queue)
         DPCTLContext_Delete(queue->context);
     if (queue->ref)
         DPCTLQueue_Delete(queue->ref);
+    if (queue->caller)
+        DPCTLQueue_Delete(queue->caller);
     free(queue);
     return XPUC_OK;
 }
@@ -464,6 +468,12 @@ int xpuc_call_begin(xpuc_queue *queue)
                     "xpuc: a call on device '%s' cannot nest in a call on device '%s' "
                     "(another context or device)",
                     queue->device_name, call.queue->device_name);
+    /* The call runs after the work already submitted to its queue, as if it
+     * were submitted there too: dpctl's operations return before their
+     * kernels finish, and a call may read what they write. */
+    void *gil = gil_release();
+    DPCTLQueue_Wait(queue->caller);
+    gil_restore(gil);
     if (!call.queue)
         call.queue = queue;
     call.depth++;

@@ -72,8 +72,9 @@ int xpuc_usm_advise(xpuc_queue *queue, void *ptr, int64_t nbytes);
 int xpuc_copy_to_device(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes);
 int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes);
 
-/* One offloaded call of a jitted function, on the calling thread. The host
- * code between call_begin and call_end launches on `queue` and keeps device
+/* One offloaded call of a jitted function, on the calling thread. call_begin
+ * waits for the work already submitted to the wrapped queue. The host code
+ * between call_begin and call_end launches on `queue` and keeps device
  * copies of host arrays in a per-call table keyed by host address. Calls nest
  * (a depth count); when the outermost call ends, resident regions that
  * kernels wrote are copied back and buffers are freed, also after an error.

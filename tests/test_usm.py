@@ -257,6 +257,38 @@ def test_equivalent_queues_mix():
     np.testing.assert_array_equal(dpt.asnumpy(result), a * a + a)
 
 
+def still_computing(values: np.ndarray, queue: dpctl.SyclQueue) -> dpt.usm_ndarray:
+    """``sin(cos(sin(values)))`` as dpctl's kernels, which are still running
+    when this returns (dpctl's operations do not wait for their work)."""
+    x = dpt.asarray(values, sycl_queue=queue)
+    queue.wait()
+    return dpt.sin(dpt.cos(dpt.sin(x)))
+
+
+@pytest.mark.parametrize("in_order", [False, True], ids=["out-of-order", "in-order"])
+def test_a_call_waits_for_the_work_on_its_queue(in_order):
+    """xpuc submits to a queue of its own; without waiting for the caller's
+    queue first, these calls read unfinished results."""
+    queue = dpctl.SyclQueue("opencl:cpu", property="in_order" if in_order else [])
+    values = np.random.default_rng(0).random(4_000_000)
+    expected = np.sin(np.cos(np.sin(values))) * 2.0 + 1.0
+    for _ in range(3):
+        pending = still_computing(values, queue)
+        np.testing.assert_allclose(dpt.asnumpy(run(fma, pending, 2.0, 1.0)), expected)
+
+
+def test_a_call_waits_for_the_work_on_equivalent_queues():
+    """The call runs on its first array's queue; the second array is still
+    being made on another, equivalent, queue."""
+    other = dpctl.SyclQueue("opencl:cpu")
+    values = np.random.default_rng(1).random(4_000_000)
+    first = usm(np.ones_like(values))
+    expected = np.sin(np.cos(np.sin(values))) + 1.0
+    for _ in range(3):
+        pending = still_computing(values, other)
+        np.testing.assert_allclose(dpt.asnumpy(run(fma, first, pending, first)), expected)
+
+
 def test_non_equivalent_queues_are_refused():
     in_order = dpctl.SyclQueue("opencl:cpu", property="in_order")
     a, b = usm(np.arange(4.0)), usm(np.arange(4.0), queue=in_order)
