@@ -105,7 +105,7 @@ int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out)
     q->ref = q->context && q->device
                  ? DPCTLQueue_Create(q->context, q->device, NULL, DPCTL_IN_ORDER)
                  : NULL;
-    if (!q->ref) {
+    if (!q->caller || !q->ref) {
         xpuc_queue_release(q);
         return fail(XPUC_ERR_INVALID, "xpuc: DPCTLSyclQueueRef %p is not a usable queue",
                     dpctl_queue_ref);

@@ -55,9 +55,10 @@ typedef struct {
     int64_t usm_frees;
 } xpuc_stats;
 
-/* Queues: wrap a DPCTLSyclQueueRef. The wrapper submits to its own in-order
- * queue on the same context and device (so the caller's ref may go away) and
- * caches the context, device and device name. */
+/* Queues: wrap a DPCTLSyclQueueRef. The wrapper keeps a copy of it (so the
+ * caller's ref may go away), whose earlier work a call waits for; submits to
+ * an in-order queue of its own on the same context and device; and caches the
+ * context, device and device name. */
 int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out);
 int xpuc_queue_release(xpuc_queue *queue);
 
