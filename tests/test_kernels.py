@@ -128,6 +128,20 @@ def test_elementwise_kernel_on_usm_arrays_without_a_context():
     assert xpuc.stats()["h2d_bytes"] == xpuc.stats()["d2h_bytes"] == 0
 
 
+def test_a_launch_waits_for_the_work_on_its_queue():
+    """dpctl's kernels making the inputs are still running when the launch
+    comes (dpctl's operations do not wait for their work)."""
+    queue = dpctl.SyclQueue(DEVICE)
+    a = np.random.default_rng(0).random(4_000_000)
+    ua = dpt.asarray(a, sycl_queue=queue)
+    uc = dpt.empty_like(ua)
+    queue.wait()
+    for _ in range(3):
+        pending = dpt.sin(dpt.cos(dpt.sin(ua)))
+        multiply[xpuc.NdRange(a.size, 100)](pending, pending, uc)
+        np.testing.assert_allclose(dpt.asnumpy(uc), np.sin(np.cos(np.sin(a))) ** 2)
+
+
 def test_work_item_functions_in_two_dimensions():
     out = np.zeros((8, 12, 6), dtype=np.int64)
     with xpuc.device_context(DEVICE):
