@@ -30,6 +30,7 @@ import traceback
 import dpnp
 import numpy as np
 from numba_dpex import dpjit
+from timing import steady_ms
 from workloads import WORKLOADS
 
 
@@ -76,11 +77,7 @@ def main() -> None:
                         else np.asarray(value))
             _answer(first_call_ms=first, results=len(results))
         elif request.startswith("turn "):
-            for _ in range(int(request.split()[1])):
-                call()
-            start = time.perf_counter()
-            call()
-            _answer(ms=(time.perf_counter() - start) * 1e3)
+            _answer(ms=steady_ms(call, int(request.split()[1])))
         else:
             raise ValueError(f"unknown request {request!r}")
 

@@ -39,20 +39,11 @@ import dpctl.program
 import dpctl.tensor as dpt
 import numba
 import numpy as np
+from timing import call_times, steady_ms
 from workloads import WORKLOADS, Workload
 
 import xpuc
 from xpuc.passes import lower
-
-
-def _call_times(run: Callable[[], object], repeat: int) -> list[float]:
-    """Milliseconds of each of ``repeat`` calls."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
 
 
 def _results(workload: Workload, args: tuple, returned: object,
@@ -208,7 +199,7 @@ def pipeline_ms(functions: list[xpuc.JitFunction], repeat: int = 5) -> list[floa
     ``functions`` from its first stage's input to SPIR-V, as at a first call:
     the median of ``repeat`` lowerings (one alone moved by 3x with the
     machine's load)."""
-    return [statistics.median(_call_times(
+    return [statistics.median(call_times(
         lambda lowered=lowered: lower(lowered.source, lowered.target, lowered.until,
                                       lowered.stages, keep_texts=False), repeat))
             for function in functions for lowered in function.inspect_lowered()]
@@ -221,15 +212,6 @@ def pipeline_ms(functions: list[xpuc.JitFunction], repeat: int = 5) -> list[floa
 # implementation ran slower (row L2 norms: 8.9 ms one call after a 50 ms gap,
 # 7.0 ms back to back)
 QUIET_S, WARM_CALLS = 0.01, 2
-
-
-def _steady_ms(call: Callable[[], object]) -> float:
-    """Milliseconds of one steady call: one that follows calls of the same
-    implementation, which woke its threads and left its data where a
-    repeated call finds it."""
-    for _ in range(WARM_CALLS):
-        call()
-    return _call_times(call, 1)[0]
 
 
 def interleaved_steady_ms(steady: dict[str, Callable[[], float]],
@@ -262,7 +244,7 @@ def run_workload(workload: Workload, scale: float, repeat: int, queue: dpctl.Syc
     for name, (call, prepare) in implementations.items():
         print(f"  {name} ...", flush=True)
         args = prepare(copy.deepcopy(inputs))
-        (first,) = _call_times(lambda call=call, args=args: call(*args), 1)
+        (first,) = call_times(lambda call=call, args=args: call(*args), 1)
         # the first call's results, from a fresh copy (steady calls rerun on the same arrays)
         fresh = prepare(copy.deepcopy(inputs))
         results = _results(workload, fresh, call(*fresh), name == "NumPy")
@@ -270,7 +252,8 @@ def run_workload(workload: Workload, scale: float, repeat: int, queue: dpctl.Syc
             expected = results
         _check(workload, name, results, expected)
         rows[name] = {"first_call_ms": first}
-        steady[name] = functools.partial(_steady_ms, functools.partial(call, *args))
+        steady[name] = functools.partial(steady_ms, functools.partial(call, *args),
+                                         WARM_CALLS)
     if dpex is not None:
         print(f"  {DPEX} ...", flush=True)
         outcome = dpex.first_call()
@@ -348,7 +331,7 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     # falls on the baselines and on xpuc's calls alike
     for _ in range(repeat // OVERHEAD_TURN):
         for name, run in runs.items():
-            samples[name] += _call_times(run, OVERHEAD_TURN)
+            samples[name] += call_times(run, OVERHEAD_TURN)
     found = {name: statistics.median(times) * 1e3 for name, times in samples.items()}
     one, many = found["xpuc call, 1 parfor"], found[f"xpuc call, {PARFORS_IN_MANY} parfors"]
     found["per launched parfor (slope)"] = (many - one) / (PARFORS_IN_MANY - 1)
