@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf
 
-from .rewrites import ops_named
+from .rewrites import integer_constant, is_within, ops_named
 
 _SLT = 2  # arith::CmpIPredicate::slt
 
@@ -48,19 +48,7 @@ class _CountedLoop:
 def _defined_outside(value: ir.Value, loop: ir.Operation) -> bool:
     owner = value.owner
     op = owner.owner if isinstance(owner, ir.Block) else owner
-    while op is not None:
-        if op == loop:
-            return False
-        op = op.parent
-    return True
-
-
-def _constant(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+    return op != loop and not is_within(op, loop)
 
 
 def _match(loop: ir.Operation) -> _CountedLoop | None:
@@ -78,7 +66,7 @@ def _match(loop: ir.Operation) -> _CountedLoop | None:
     (increment,) = [op for op in ops if op != compare]
     if increment.name != "arith.addi" or increment.operands[0] != arguments[counter]:
         return None
-    step = _constant(increment.operands[1])
+    step = integer_constant(increment.operands[1])
     if step is None or step <= 0:
         return None
     forwarded: list[int | str] = []

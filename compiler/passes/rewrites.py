@@ -34,6 +34,21 @@ def ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
     return [op for op in nested_ops(root) if op.name == name]
 
 
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The op that computes ``value``; None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def integer_constant(value: ir.Value) -> int | None:
+    """``value``'s integer if an arith.constant computes it, else None."""
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
 def symbol_name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
@@ -121,7 +136,8 @@ def normalize_loops(module: ir.Module) -> None:
                     counter.replace_all_uses_except(index, scaled.owner.operation)
 
 
-def _is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
+def is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    """Whether ``op`` is nested, at any depth, in ``ancestor``'s regions."""
     parent = op.parent
     while parent is not None:
         if parent == ancestor:
@@ -162,7 +178,7 @@ class _LaunchSinker:
         definer = value.owner
         if (isinstance(definer, ir.Block)
                 or definer.operation.name.split(".")[0] not in _SINKABLE_DIALECTS
-                or _is_within(definer.operation, self.launch)):
+                or is_within(definer.operation, self.launch)):
             return value
         if value not in self.clones:
             operands = [self.sunk(operand) for operand in definer.operands]

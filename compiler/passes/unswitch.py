@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .rewrites import copy_kernel, ops_named, symbol_name
+from .rewrites import copy_kernel, defining_op, integer_constant, ops_named, symbol_name
 
 # on a kernel: the name of its copy for unit arguments, and their positions
 UNIT_VARIANT, UNIT_ARGUMENTS = "xpuc.unit_variant", "xpuc.unit_arguments"
@@ -25,23 +25,11 @@ UNIT_VARIANT, UNIT_ARGUMENTS = "xpuc.unit_variant", "xpuc.unit_arguments"
 _CMPI_EQ = 0  # arith::CmpIPredicate::eq
 
 
-def _defining_op(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
-
-
-def _is_one(value: ir.Value) -> bool:
-    op = _defining_op(value)
-    return (op is not None and op.name == "arith.constant"
-            and isinstance(op.attributes["value"], ir.IntegerAttr)
-            and ir.IntegerAttr(op.attributes["value"]).value == 1)
-
-
 def _unit_arguments(condition: ir.Value, entry: ir.Block) -> list[int] | None:
     """Positions of the arguments of the kernel whose entry block is ``entry``
     that ``condition`` says are all 1, if it is a conjunction of
     ``argument == 1``; else None."""
-    op = _defining_op(condition)
+    op = defining_op(condition)
     if op is None:
         return None
     if op.name == "arith.andi":
@@ -50,14 +38,15 @@ def _unit_arguments(condition: ir.Value, entry: ir.Block) -> list[int] | None:
     if op.name != "arith.cmpi" or ir.IntegerAttr(op.attributes["predicate"]).value != _CMPI_EQ:
         return None
     for argument, other in (op.operands, reversed(list(op.operands))):
-        if isinstance(argument.owner, ir.Block) and argument.owner == entry and _is_one(other):
+        if (isinstance(argument.owner, ir.Block) and argument.owner == entry
+                and integer_constant(other) == 1):
             return [ir.BlockArgument(argument).arg_number]
     return None
 
 
 def _erase_unused(value: ir.Value) -> None:
     """Erase what computed ``value`` if nothing else uses it, and so on up."""
-    op = _defining_op(value)
+    op = defining_op(value)
     if op is None or any(True for _ in op.results[0].uses):
         return
     operands = list(op.operands)
