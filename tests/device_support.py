@@ -1,7 +1,7 @@
 """What the end-to-end tests share: the device they offload to, a call
 under its device context that fails if nothing ran there (so that a CPU path
-cannot pass a test), the kernels a call launched, and SPIR-V assembled from
-tests/data."""
+cannot pass a test), inputs that dpctl is still computing, the kernels a call
+launched, and SPIR-V assembled from tests/data."""
 
 import os
 import shutil
@@ -10,6 +10,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import dpctl
+import dpctl.tensor as dpt
+import numpy as np
 import pytest
 
 import xpuc
@@ -27,6 +30,14 @@ def offload(fn, *args):
         result = fn(*args)
     assert xpuc.stats()["kernel_launches"] > 0, "nothing ran on the device"
     return result
+
+
+def still_computing(values: np.ndarray, queue: dpctl.SyclQueue) -> dpt.usm_ndarray:
+    """``sin(cos(sin(values)))`` as dpctl's kernels, which are still running
+    when this returns (dpctl's operations do not wait for their work)."""
+    x = dpt.asarray(values, sycl_queue=queue)
+    queue.wait()
+    return dpt.sin(dpt.cos(dpt.sin(x)))
 
 
 def launched_kernels(capfd, call: Callable[[], object]) -> list[str]:

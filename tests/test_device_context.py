@@ -104,6 +104,7 @@ def worker(k):
 
 for _ in range(50):
     run_in_threads(worker, 6)
+assert xpuc.stats()["kernel_launches"] == 50 * 6 * 10 * 2
 """
 
 

@@ -10,6 +10,7 @@ import dpctl.tensor as dpt
 import numba
 import numpy as np
 import pytest
+from device_support import still_computing
 from numba.core.typing.typeof import Purpose
 
 import xpuc
@@ -255,14 +256,6 @@ def test_equivalent_queues_mix():
     result = run(fma, usm(a), usm(a, queue=other), usm(a))
     assert result.sycl_queue == QUEUE  # the first array's queue
     np.testing.assert_array_equal(dpt.asnumpy(result), a * a + a)
-
-
-def still_computing(values: np.ndarray, queue: dpctl.SyclQueue) -> dpt.usm_ndarray:
-    """``sin(cos(sin(values)))`` as dpctl's kernels, which are still running
-    when this returns (dpctl's operations do not wait for their work)."""
-    x = dpt.asarray(values, sycl_queue=queue)
-    queue.wait()
-    return dpt.sin(dpt.cos(dpt.sin(x)))
 
 
 @pytest.mark.parametrize("in_order", [False, True], ids=["out-of-order", "in-order"])
