@@ -36,6 +36,7 @@ def target_for(device: dpctl.SyclDevice) -> Target:
         atomic64=device.has_aspect_atomic64,
         vector_lanes=vector_lanes(device),
         vectorizes_work_items=device.is_cpu,
+        reorders_loop_reductions=device.is_cpu,
     )
 
 

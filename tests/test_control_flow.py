@@ -157,6 +157,58 @@ def test_kernels_whose_work_items_walk_rows(fn, out_shape, shape):
     assert '"VecTypeHint"' in fn.inspect_mlir("spirv")
 
 
+@xpuc.jit
+def row_products(a, out):
+    for i in numba.prange(a.shape[0]):
+        product = 1.0
+        for j in range(a.shape[1]):
+            product *= a[i, j]
+        out[i] = product
+
+
+@xpuc.jit
+def row_differences(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for j in range(a.shape[1]):
+            total -= a[i, j]
+        out[i] = total
+
+
+@xpuc.jit
+def sums_in_a_while_loop(a, out):
+    for i in numba.prange(a.shape[0]):
+        total, j = 0.0, 0
+        while j < a.shape[1]:
+            total = total + 2.0 * a[i, j]
+            j += 1
+        out[i] = total
+
+
+def rows_that_reordering_changes(shape):
+    """Rows whose sum, and product, depend on the order of the operations:
+    values of all magnitudes and signs, and each row led by a huge one that
+    absorbs the small ones added to it one after another."""
+    rng = np.random.default_rng(7)
+    a = rng.uniform(0.5, 2.0, shape) * 10.0 ** rng.integers(-8, 9, shape)
+    a *= rng.choice([-1.0, 1.0], shape)
+    a[:, 0], a[:, -1] = 1e16, -1e16
+    return a
+
+
+@pytest.mark.parametrize("fn", [row_sums, row_products, row_differences,
+                                sums_in_a_while_loop], ids=lambda fn: fn.py_func.__name__)
+@pytest.mark.parametrize("shape", [(37, 1001), (300, 64)])
+def test_sums_and_products_in_a_loop_keep_their_order(fn, shape):
+    # the CPU device's compiler vectorizes such a loop by reordering it (it
+    # summed a row of 1e16, 999 ones and -1e16 to 868): bit for bit as Numba
+    def make():
+        return rows_that_reordering_changes(shape), np.zeros(shape[0])
+
+    (_, device_out), (_, cpu_out) = on_device_and_cpu(fn, make)
+    np.testing.assert_array_equal(device_out, cpu_out)
+
+
 def test_mandelbrot():
     @xpuc.jit
     def mandelbrot(xs, ys, iterations, out):

@@ -208,6 +208,27 @@ def test_tiled_matrix_multiplication():
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
+@xpuc.kernel
+def row_sums(a, out):
+    i = xpuc.get_global_id(0)
+    total = 0.0
+    for j in range(a.shape[1]):
+        total += a[i, j]
+    out[i] = total
+
+
+def test_a_sum_in_a_kernels_loop_keeps_its_order():
+    # the CPU device's compiler reorders such a sum (see ordered_reductions)
+    a = np.ones((40, 1001))
+    a[:, 0], a[:, -1] = 1e16, -1e16
+    out = np.full(40, np.nan)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        row_sums[40](a, out)
+    assert xpuc.stats()["kernel_launches"] == 1
+    np.testing.assert_array_equal(out, 0.0)  # 1e16 + 1 == 1e16
+
+
 def test_compiled_once_per_signature_and_rank():
     @xpuc.kernel
     def fill(out, value):

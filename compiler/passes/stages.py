@@ -28,7 +28,15 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu
 
 from ..errors import XpucError
-from . import counted_loops, disjoint, lane_strides, pipelines, rewrites, unswitch
+from . import (
+    counted_loops,
+    disjoint,
+    lane_strides,
+    ordered_reductions,
+    pipelines,
+    rewrites,
+    unswitch,
+)
 from .launch_plan import LaunchPlan
 from .plan import read_launch_plan
 from .target import Target
@@ -179,6 +187,8 @@ def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir
 def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     rewrites.check_float_support(module, target)
     rewrites.expand_math(module)
+    if target.reorders_loop_reductions:
+        ordered_reductions.keep_reduction_order(module)
     rewrites.attach_spirv_abi(module)
     # read before the conversion, which drops the gpu.funcs' attributes
     row_walks = lane_strides.row_walking_kernels(module) if target.vectorizes_work_items else []
