@@ -18,9 +18,8 @@ import enum
 
 from mlir import ir
 
-from .rewrites import nested_ops, ops_named, symbol_name
+from .rewrites import LOOP_OPS, nested_ops, ops_named, symbol_name
 
-_LOOPS = ("scf.for", "scf.while")
 _ACCESSES = {"memref.load": 1, "memref.store": 2}  # op -> where its indices start
 # ops whose result moves as their (first) operand does
 _INDEX_CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui",
@@ -168,7 +167,7 @@ def _terminator(block: ir.Block) -> ir.Operation:
 def _enclosing_loops(op: ir.Operation, kernel: ir.Operation) -> list[ir.Operation]:
     loops, parent = [], op.parent
     while parent is not None and parent != kernel:
-        if parent.name in _LOOPS:
+        if parent.name in LOOP_OPS:
             loops.append(parent)
         parent = parent.parent
     return loops
@@ -196,7 +195,7 @@ def walks_rows(kernel: ir.Operation) -> bool:
 def in_innermost_loops(ops: list[ir.Operation], kernel: ir.Operation) -> list[bool]:
     """Whether each of ``ops`` (inside ``kernel``) sits in a loop with no
     loop inside it."""
-    outer_loops = {loop for op in nested_ops(kernel) if op.name in _LOOPS
+    outer_loops = {loop for op in nested_ops(kernel) if op.name in LOOP_OPS
                    for loop in _enclosing_loops(op, kernel)}
     return [bool(loops) and loops[0] not in outer_loops
             for loops in (_enclosing_loops(op, kernel) for op in ops)]

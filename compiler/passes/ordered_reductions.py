@@ -25,9 +25,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mmath
 
-from .rewrites import ops_named
-
-_LOOPS = ("scf.for", "scf.while")
+from .rewrites import LOOP_OPS, nested_ops, ops_named
 
 
 def _as_fma(op: ir.Operation) -> ir.Value:
@@ -73,7 +71,7 @@ def keep_reduction_order(module: ir.Module) -> None:
     loops as fma (see above)."""
     steps = []
     for gpu_module in ops_named(module.operation, "gpu.module"):
-        for loop in (op for name in _LOOPS for op in ops_named(gpu_module, name)):
+        for loop in (op for op in nested_ops(gpu_module) if op.name in LOOP_OPS):
             for region in loop.regions:
                 for carried in region.blocks[0].arguments:
                     if isinstance(carried.type, ir.FloatType):

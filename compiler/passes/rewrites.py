@@ -17,6 +17,10 @@ from .target import Target
 _SINKABLE_DIALECTS = ("arith", "math", "ub")
 
 
+# the ops a kernel's loops are by the gpu stage (scf.parallel is mapped to work-items)
+LOOP_OPS = ("scf.for", "scf.while")
+
+
 def nested_ops(root: ir.Operation) -> list[ir.Operation]:
     """``root`` and every op nested in it, in pre-order."""
     found = []
