@@ -5,11 +5,11 @@ prints, and the passes layer parses and verifies it."""
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from .literals import scalar_literal
 from .types import INDEX, ScalarType
 
 
@@ -52,17 +52,7 @@ class Builder:
             self.emit(footer)
 
     def constant(self, value: int | float | bool, type: ScalarType) -> Value:
-        if type.is_float:
-            literal = repr(float(value))
-            if literal in ("inf", "-inf", "nan"):
-                # MLIR spells non-finite floats by their bits
-                fmt, ifmt = ("<d", "<Q") if type.bits == 64 else ("<f", "<I")
-                bits = struct.unpack(ifmt, struct.pack(fmt, float(value)))[0]
-                literal = f"0x{bits:X}"
-            return self.op(f"arith.constant {literal} : {type.mlir}", type)
-        if type.kind == "b":
-            return self.op(f"arith.constant {'true' if value else 'false'}", type)
-        return self.op(f"arith.constant {int(value)} : {type.mlir}", type)
+        return self.op(f"arith.constant {scalar_literal(value, type)}", type)
 
     def index_constant(self, value: int) -> Value:
         return self.constant(value, INDEX)

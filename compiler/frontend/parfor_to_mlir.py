@@ -544,6 +544,21 @@ def _as_complex(b: Builder, held: object, part: ScalarType) -> Complex:
     return Complex(arith.cast(b, held, part), b.constant(0.0, part))
 
 
+@call_rule(builtins.float)
+def _float(t: _Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    """``float(x)``; of a string literal (``float('inf')``), the constant it
+    names, as Numba's CPU code computes it once."""
+    arg_type = t.typemap[expr.args[0].name] if len(expr.args) == 1 else None
+    if isinstance(arg_type, types.StringLiteral):
+        try:
+            value = float(arg_type.literal_value)
+        except ValueError:
+            raise UnsupportedError(f"{_where(expr.loc)}: float({arg_type.literal_value!r}) "
+                                   "is not a number") from None
+        return t.b.constant(value, t.typed(target))
+    return _call_on_scalars(t, expr, builtins.float)
+
+
 @call_rule(IndexValue)
 def _index_value(t: _Translation, expr: ir.Expr, target: ir.Var) -> _IndexValue:
     index, value = (t.value(a) for a in expr.args)
