@@ -38,9 +38,14 @@ _MAX_DIMS = 3
 
 
 def _sizes(value: int | Sequence[int], what: str) -> tuple[int, ...]:
-    sizes = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
-    if not 1 <= len(sizes) <= _MAX_DIMS or not all(
-            isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in sizes):
+    """A range's sizes: a wrong type is a TypeError, a wrong value a ValueError."""
+    def is_size(n: object) -> bool:
+        return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+
+    sizes = (value,) if is_size(value) else value
+    if not isinstance(sizes, (tuple, list)) or not all(is_size(n) for n in sizes):
+        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
+    if not 1 <= len(sizes) <= _MAX_DIMS:
         raise ValueError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
     if any(n < 0 for n in sizes):
         raise ValueError(f"{what} {sizes} has a negative size")
@@ -76,8 +81,9 @@ class _Compiled:
     spirv_hash: int
 
 
-_SCALAR_KINDS = {"i8": runtime.ARG_I8, "i32": runtime.ARG_I32, "i64": runtime.ARG_I64,
-                 "index": runtime.ARG_I64, "f32": runtime.ARG_F32, "f64": runtime.ARG_F64}
+_SCALAR_KINDS = {"i8": runtime.ARG_I8, "i16": runtime.ARG_I16, "i32": runtime.ARG_I32,
+                 "i64": runtime.ARG_I64, "index": runtime.ARG_I64, "f32": runtime.ARG_F32,
+                 "f64": runtime.ARG_F64}
 
 
 class KernelFunction:
@@ -127,7 +133,10 @@ class KernelFunction:
             raise ValueError(f"kernel {where}: work-group of {math.prod(local_size)} items "
                              f"{local_size} is larger than {device.name} allows "
                              f"({device.max_work_group_size})")
-        compiled = self.compile(self._argument_types(placement), len(global_size), device)
+        argument_types = self._argument_types(placement)
+        if 0 in global_size:  # no work-items: nothing to compile, copy or launch
+            return
+        compiled = self.compile(argument_types, len(global_size), device)
         self._run(compiled, placement, global_size, local_size)
 
     def _argument_types(self, placement: Placement) -> tuple[types.Type, ...]:
@@ -192,7 +201,10 @@ class KernelFunction:
             return runtime.ARG_I64, array.strides[param.axis] // array.itemsize
         if param.kind == "num_threads":
             return runtime.ARG_I64, numba.get_num_threads()
-        return _SCALAR_KINDS[param.mlir_type], values[param.var]
+        value = values[param.var]
+        if param.kind == "tuple_item":  # a complex number travels as its two parts
+            value = (value.real, value.imag)[param.axis]
+        return _SCALAR_KINDS[param.mlir_type], value
 
     def _lowered(self, signature: tuple | None) -> list[_Compiled]:
         found = [c for (argtypes, _, _), c in self._compiled.items()

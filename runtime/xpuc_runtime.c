@@ -1130,6 +1130,10 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
                                  global, local, ndim);
     }
 
+    /* No work-items: nothing runs, so nothing is built, submitted or counted. */
+    if (empty)
+        return XPUC_OK;
+
     void *args[XPUC_MAX_KERNEL_ARGS];
     DPCTLKernelArgType types[XPUC_MAX_KERNEL_ARGS];
     for (int32_t i = 0; i < nargs; i++) {
@@ -1172,24 +1176,21 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
                     "arguments, not %d",
                     name, q->device_name, kernel->num_args, (int)nargs);
 
-    /* No work items: nothing to run, so nothing to submit. */
-    if (!empty) {
-        DPCTLSyclKernelRef k = kernel->kernel;
-        size_t n = (size_t)nargs, dims = (size_t)ndim;
-        DPCTLSyclEventRef e =
-            has_local
-                ? DPCTLQueue_SubmitNDRange(k, q->ref, args, types, n, grange, lrange, dims, NULL, 0)
-                : DPCTLQueue_SubmitRange(k, q->ref, args, types, n, grange, dims, NULL, 0);
-        if (!e)
-            return launch_failed(XPUC_ERR_LAUNCH, q, name,
-                                 "SYCL refused the submission (a kernel with a fixed "
-                                 "work-group size needs exactly that local size)",
-                                 global, local, ndim);
-        gil = gil_release();
-        DPCTLEvent_Wait(e);
-        gil_restore(gil);
-        DPCTLEvent_Delete(e);
-    }
+    DPCTLSyclKernelRef k = kernel->kernel;
+    size_t n = (size_t)nargs, dims = (size_t)ndim;
+    DPCTLSyclEventRef e =
+        has_local
+            ? DPCTLQueue_SubmitNDRange(k, q->ref, args, types, n, grange, lrange, dims, NULL, 0)
+            : DPCTLQueue_SubmitRange(k, q->ref, args, types, n, grange, dims, NULL, 0);
+    if (!e)
+        return launch_failed(XPUC_ERR_LAUNCH, q, name,
+                             "SYCL refused the submission (a kernel with a fixed "
+                             "work-group size needs exactly that local size)",
+                             global, local, ndim);
+    gil = gil_release();
+    DPCTLEvent_Wait(e);
+    gil_restore(gil);
+    DPCTLEvent_Delete(e);
     call.epoch++;
     COUNT(kernel_launches, 1);
     if (__atomic_load_n(&tracing_launches, __ATOMIC_RELAXED)) {

@@ -296,8 +296,23 @@ def test_wrong_argument_type():
 def test_bad_ranges():
     with pytest.raises(ValueError, match="tuple of 1 to 3 ints"):
         multiply[1, 2, 3, 4]
+    with pytest.raises(ValueError, match="tuple of 1 to 3 ints"):
+        multiply[()]
     with pytest.raises(ValueError, match="negative"):
         multiply[-1]
+    with pytest.raises(ValueError, match="negative"):
+        xpuc.NdRange((8, -4), (4, 4))
+    with pytest.raises(ValueError, match="zero size"):
+        xpuc.NdRange(8, 0)
+
+
+@pytest.mark.parametrize("launch_range", [(4, "8"), "8", 4.0, (4, 2.0), True, (None,), {4: 4}],
+                         ids=repr)
+def test_a_range_of_the_wrong_type_is_a_type_error(launch_range):
+    with pytest.raises(TypeError, match="tuple of 1 to 3 ints"):
+        multiply[launch_range]
+    with pytest.raises(TypeError, match="tuple of 1 to 3 ints"):
+        xpuc.NdRange(launch_range, 1)
     with pytest.raises(TypeError, match="launched over a range"):
         multiply(np.ones(4), np.ones(4), np.ones(4))
 
@@ -328,3 +343,65 @@ def test_thread_count_in_a_kernel():
     with xpuc.device_context(DEVICE):
         counts[8](out)
     np.testing.assert_array_equal(out, numba.get_num_threads())
+
+
+# every scalar kind, at the edges of its range, as a kernel and as a jit argument
+SCALAR_ARGUMENTS = [
+    np.bool_(True), np.bool_(False), np.int8(-128), np.int16(-32768), np.int32(-2**31),
+    np.int64(-2**63), np.uint8(255), np.uint16(65535), np.uint32(2**32 - 1),
+    np.uint64(2**64 - 1), np.float32(-3.4028235e38), np.float32(1e-45),
+    np.float64(5e-324), np.float64(-np.inf), np.complex64(2 + 1j),
+    np.complex64(-1.5 - 3.25e-40j), np.complex128(2 + 1j), np.complex128(-np.inf + 1e-300j),
+]
+
+
+@xpuc.kernel
+def store_scalar(out, s):
+    out[xpuc.get_global_id(0)] = s
+
+
+@xpuc.jit
+def store_scalar_in_parfor(out, s):
+    for i in numba.prange(out.shape[0]):
+        out[i] = s
+
+
+@pytest.mark.parametrize("value", SCALAR_ARGUMENTS, ids=repr)
+def test_scalar_arguments_of_every_kind_arrive_intact(value):
+    expected = np.full(3, value)
+    for launch in (lambda out: store_scalar[3](out, value),
+                   lambda out: store_scalar_in_parfor(out, value)):
+        out = np.zeros(3, value.dtype)
+        xpuc.reset_stats()
+        with xpuc.device_context(DEVICE):
+            launch(out)
+        assert xpuc.stats()["kernel_launches"] == 1
+        np.testing.assert_array_equal(out.view(np.uint8), expected.view(np.uint8))
+
+
+@xpuc.kernel
+def scale(a, b, s):
+    i = xpuc.get_global_id(0)
+    b[i] = a[i] * s
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_scalar_multiplies_a_kernels_array(dtype):
+    a, b = np.ones(4, dtype), np.zeros(4, dtype)
+    with xpuc.device_context(DEVICE):
+        scale[4](a, b, dtype(2 + 1j))
+    np.testing.assert_array_equal(b, np.full(4, 2 + 1j, dtype))
+
+
+def test_a_launch_over_an_empty_range_does_nothing():
+    out = np.full(4, 7.0)
+    launches = [lambda: store_scalar[0](out, 1.0),
+                lambda: store_scalar[xpuc.NdRange((0,), (4,))](out, 1.0),
+                lambda: coordinates[0, 3](np.zeros((0, 3, 6), np.int64))]
+    for launch in launches:
+        xpuc.reset_stats()
+        with xpuc.device_context(DEVICE):
+            launch()
+        stats = xpuc.stats()
+        assert stats["kernel_launches"] == stats["h2d_bytes"] == stats["d2h_bytes"] == 0
+    np.testing.assert_array_equal(out, 7.0)
