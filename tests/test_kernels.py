@@ -405,3 +405,29 @@ def test_a_launch_over_an_empty_range_does_nothing():
         stats = xpuc.stats()
         assert stats["kernel_launches"] == stats["h2d_bytes"] == stats["d2h_bytes"] == 0
     np.testing.assert_array_equal(out, 7.0)
+
+
+@xpuc.kernel
+def add_value(a, value):
+    xpuc.atomic.add(a, 0, value)
+
+
+@pytest.mark.parametrize(("dtype", "value", "message"), [
+    (np.int32, 1.5, "a float64 value on an array of int32"),
+    (np.int64, np.float32(2.0), "a float32 value on an array of int64"),
+    (np.float64, 1 + 2j, "a complex128 value on an array of float64"),
+    (np.uint32, np.float64(1.0), "a float64 value on an array of uint32"),
+])
+def test_an_atomic_value_of_another_kind_is_a_typing_error(dtype, value, message):
+    with pytest.raises(numba.core.errors.TypingError, match=message):
+        with xpuc.device_context(DEVICE):
+            add_value[1](np.zeros(1, dtype), value)
+
+
+@pytest.mark.parametrize(("dtype", "value"), [
+    (np.int32, np.int64(3)), (np.int64, np.int8(3)), (np.float32, 3.0), (np.float64, 3)])
+def test_an_atomic_converts_a_value_of_the_same_kind(dtype, value):
+    a = np.zeros(1, dtype)
+    with xpuc.device_context(DEVICE):
+        add_value[4](a, value)
+    np.testing.assert_array_equal(a, [12])

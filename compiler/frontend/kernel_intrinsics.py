@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from numba.core import ir, types
+from numba.core.errors import TypingError
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
+from numba.np import numpy_support
 
 from ..dialects import INDEX, Value, arith
 from ..dialects.types import ScalarType
@@ -114,10 +117,22 @@ def _atomic_add_typing(self, args, kws):
     if kws or len(args) != 3:
         return None
     array, index, value = args
-    if (isinstance(array, types.Array) and _shape_rank(index) == array.ndim
-            and isinstance(value, types.Number)):
-        return signature(array.dtype, *args)
-    return None
+    if not (isinstance(array, types.Array) and _shape_rank(index) == array.ndim
+            and isinstance(value, (types.Number, types.Boolean))):
+        return None
+    _check_atomic_value("add", array.dtype, value)
+    return signature(array.dtype, *args)
+
+
+def _check_atomic_value(name: str, element: types.Type, value: types.Type) -> None:
+    """An atomic converts its value to the array's element type only within a
+    kind, as NumPy's same-kind casting does (an int64 into int32 elements, a
+    float64 into float32 ones); anything else would silently change the value."""
+    value = types.unliteral(value)
+    if not np.can_cast(numpy_support.as_dtype(value), numpy_support.as_dtype(element),
+                       "same_kind"):
+        raise TypingError(f"xpuc.atomic.{name}: a {value} value on an array of {element} "
+                          f"(convert the value to {element} first)")
 
 
 for _fn in (get_global_id, get_local_id, get_group_id, get_global_size, get_local_size):
