@@ -4,6 +4,7 @@ Python's semantics, comparisons, bitwise and logical ops, min/max."""
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from collections.abc import Sequence
 
@@ -200,7 +201,7 @@ def _integer_power(b: Builder, base: Value, exponent: Value) -> Value:
     return select(b, keeps, value, zero)
 
 
-@rule(operator.pow, operator.ipow, np.power, builtins.pow)
+@rule(operator.pow, operator.ipow, np.power, builtins.pow, math.pow)
 def _pow(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     if not result.is_float:
         return _integer_power(b, *(cast(b, a, result) for a in args))

@@ -40,6 +40,9 @@ _UNARY = {
     "math.ceil": (math.ceil, np.ceil),
     "math.trunc": (math.trunc, np.trunc),
     "math.erf": (math.erf,),
+    "math.asinh": (math.asinh, np.arcsinh),
+    "math.acosh": (math.acosh, np.arccosh),
+    "math.atanh": (math.atanh, np.arctanh),
 }
 
 
@@ -94,8 +97,11 @@ def _copysign(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
 
 @rule(math.hypot, np.hypot)
 def _hypot(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
-    # scaled by the larger magnitude so that squaring cannot overflow
+    # scaled by the larger magnitude so that squaring cannot overflow; an
+    # infinite side makes it infinite, even beside a NaN (IEEE 754's hypot)
     x, y = (b.op(f"math.absf {a.name} : {a.type.mlir}", a.type) for a in args)
+    inf = b.constant(math.inf, x.type)
+    infinite = binary(b, "arith.ori", compare(b, "eq", x, inf), compare(b, "eq", y, inf))
     big = binary(b, "arith.maximumf", x, y)
     small = binary(b, "arith.minimumf", x, y)
     zero = b.constant(0.0, big.type)
@@ -106,7 +112,7 @@ def _hypot(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
         f" : {big.type.mlir}",
         big.type,
     )
-    return binary(b, "arith.mulf", big, root)
+    return select(b, infinite, inf, binary(b, "arith.mulf", big, root))
 
 
 @rule(math.isnan, np.isnan)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, gpu, scf
-from mlir.dialects import math as mmath
 
 from ..errors import UnsupportedError, XpucError
 from ..runtime import MAX_WORK_ITEMS
@@ -193,7 +192,8 @@ class _LaunchSinker:
         return self.clones[value]
 
 
-def _gpu_modules(module: ir.Module) -> list[ir.Operation]:
+def gpu_modules(module: ir.Module) -> list[ir.Operation]:
+    """The module's gpu.modules (the kernels' containers), in order."""
     return [op.operation for op in module.body.operations if op.operation.name == "gpu.module"]
 
 
@@ -204,10 +204,9 @@ def merge_gpu_modules(module: ir.Module) -> None:
     Outlining makes one gpu.module per launch, each with one kernel named after
     the host function; a moved kernel takes its (unique) module's name instead.
     """
-    gpu_modules = _gpu_modules(module)
-    if len(gpu_modules) < 2:
+    first, *others = gpu_modules(module) or [None]
+    if not others:
         return
-    first, *others = gpu_modules
     first_name = symbol_name(first)
     last_kernel = first.regions[0].blocks[0].operations[-1].operation
     new_refs = {}
@@ -294,7 +293,7 @@ def attach_spirv_abi(module: ir.Module) -> None:
     spirv-attach-target set, without which math ops become GLSL instructions,
     invalid in OpenCL.
     """
-    for gpu_module in _gpu_modules(module):
+    for gpu_module in gpu_modules(module):
         gpu_module.attributes["spirv.target_env"] = ir.ArrayAttr(
             gpu_module.attributes["targets"])[0]
         for kernel in ops_named(gpu_module, "gpu.func"):
@@ -325,47 +324,6 @@ def hint_scalar_work_items(module: ir.Module, kernels: list[str]) -> None:
                     ir.InsertionPoint(body).insert(ir.Operation.parse(
                         f'spirv.ExecutionMode @{symbol_name(kernel)} "VecTypeHint", '
                         f"{_SCALAR_VEC_TYPE_HINT}"))
-
-
-def _exp2(x: ir.Value) -> ir.Value:
-    return mmath.powf(arith.constant(x.type, 2.0), x)
-
-
-def _trunc(x: ir.Value) -> ir.Value:
-    return mmath.copysign(mmath.floor(mmath.absf(x)), x)
-
-
-def _cbrt(x: ir.Value) -> ir.Value:
-    magnitude = mmath.absf(x)
-    root = mmath.powf(magnitude, arith.constant(x.type, 1 / 3))
-    # 1/3 is rounded, so pow is off by up to tens of ulps for large x: one
-    # Newton step on root**3 = magnitude, root -= (root - magnitude / root**2) / 3
-    # (not cubing root, which would underflow for subnormal x), brings it to
-    # about one ulp
-    quotient = arith.divf(magnitude, arith.mulf(root, root))
-    step = arith.divf(arith.subf(root, quotient), arith.constant(x.type, 3.0))
-    refined = arith.subf(root, step)
-    # at 0 and inf pow is exact, and the step would be 0/0 or inf/inf
-    ordinary = arith.andi(
-        arith.cmpf(arith.CmpFPredicate.ONE, root, arith.constant(x.type, 0.0)),
-        arith.cmpf(arith.CmpFPredicate.ONE, root, arith.constant(x.type, float("inf"))))
-    return mmath.copysign(arith.select(ordinary, refined, root), x)
-
-
-# math ops that OpenCL has (exp2, trunc, cbrt) but convert-math-to-spirv does not
-# lower, and their expansion into ops it does
-_MATH_EXPANSIONS = {"math.exp2": _exp2, "math.trunc": _trunc, "math.cbrt": _cbrt}
-
-
-def expand_math(module: ir.Module) -> None:
-    """Expand the kernels' math ops that have no SPIR-V lowering (see above)."""
-    for gpu_module in _gpu_modules(module):
-        for op in nested_ops(gpu_module):
-            expand = _MATH_EXPANSIONS.get(op.name)
-            if expand is not None:
-                with ir.InsertionPoint(op), op.location:
-                    op.results[0].replace_all_uses_with(expand(op.operands[0]))
-                op.erase()
 
 
 def check_kernel_abi(module: ir.Module) -> None:

@@ -32,6 +32,7 @@ from . import (
     counted_loops,
     disjoint,
     lane_strides,
+    math_expansions,
     ordered_reductions,
     pipelines,
     rewrites,
@@ -186,7 +187,7 @@ def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir
 
 def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     rewrites.check_float_support(module, target)
-    rewrites.expand_math(module)
+    math_expansions.expand_math(module)
     if target.reorders_loop_reductions:
         ordered_reductions.keep_reduction_order(module)
     rewrites.attach_spirv_abi(module)
