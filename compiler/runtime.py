@@ -2,7 +2,8 @@
 
 Compiled host code calls the runtime directly (see ``symbol_addresses``); this
 module wraps queues for it and gives Python access for tests and diagnostics.
-It imports only ctypes, dpctl, NumPy and ``.errors``: no compiler pieces.
+The entries' ctypes signatures are derived from ``abi.ENTRIES``. It imports
+only ctypes, dpctl, NumPy, ``.abi`` and ``.errors``: no compiler pieces.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import importlib.resources
 import os
 import threading
 from collections.abc import Sequence
-from ctypes import POINTER, c_char_p, c_int, c_int32, c_int64, c_uint64, c_void_p
+from ctypes import POINTER, c_char, c_char_p, c_int, c_int32, c_int64, c_uint64, c_void_p
 
 import dpctl
 import numpy as np
 
+from . import abi
+from .abi import MAX_KERNEL_ARGS, MAX_WORK_ITEMS, ArgKind, UsmKind
 from .errors import DeviceError
 
 __all__ = [
@@ -58,11 +61,10 @@ __all__ = [
     "usm_free",
 ]
 
-# Mirrors of the enums in runtime/xpuc_runtime.h.
-USM_DEVICE, USM_SHARED, USM_HOST = range(3)
-ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64, ARG_I16 = range(7)
-MAX_KERNEL_ARGS = 256
-MAX_WORK_ITEMS = 2**31 - 1
+# The ABI's kinds (abi.py) by the names callers of this module use.
+USM_DEVICE, USM_SHARED, USM_HOST = UsmKind.DEVICE, UsmKind.SHARED, UsmKind.HOST
+ARG_PTR, ARG_I8, ARG_I16, ARG_I32 = ArgKind.PTR, ArgKind.I8, ArgKind.I16, ArgKind.I32
+ARG_I64, ARG_F32, ARG_F64 = ArgKind.I64, ArgKind.F32, ArgKind.F64
 
 _LIBRARY_NAME = "libxpuc_runtime.so"
 
@@ -88,64 +90,47 @@ _lib = ctypes.CDLL(LIBRARY_PATH, mode=ctypes.RTLD_GLOBAL)
 
 
 class _Stats(ctypes.Structure):
-    _fields_ = [
-        ("kernel_launches", c_int64),
-        ("kernel_builds", c_int64),
-        ("kernel_cache_hits", c_int64),
-        ("h2d_bytes", c_int64),
-        ("d2h_bytes", c_int64),
-        ("usm_allocs", c_int64),
-        ("usm_frees", c_int64),
-    ]
+    _fields_ = [(name, c_int64) for name in abi.STATS_FIELDS]
 
 
-# Every entry of xpuc_runtime.h: name -> (restype, argtypes).
-_ENTRIES: dict[str, tuple[type | None, list[type]]] = {
-    "xpuc_queue_wrap": (c_int, [c_void_p, POINTER(c_void_p)]),
-    "xpuc_queue_release": (c_int, [c_void_p]),
-    "xpuc_usm_alloc": (c_int, [c_void_p, c_int64, c_int32, POINTER(c_void_p)]),
-    "xpuc_usm_free": (c_int, [c_void_p, c_void_p, c_int64, c_int32]),
-    "xpuc_usm_advise": (c_int, [c_void_p, c_void_p, c_int64]),
-    "xpuc_copy_to_device": (c_int, [c_void_p, c_void_p, c_void_p, c_int64]),
-    "xpuc_copy_to_host": (c_int, [c_void_p, c_void_p, c_void_p, c_int64]),
-    "xpuc_call_begin": (c_int, [c_void_p]),
-    "xpuc_call_end": (c_int, []),
-    "xpuc_buffer_acquire": (c_int, [c_void_p, c_int64, c_int32, POINTER(c_void_p)]),
-    "xpuc_buffer_release": (c_int, [c_void_p, c_int64, c_int32]),
-    "xpuc_call_register": (c_int, [c_void_p, c_int64]),
-    "xpuc_host_access": (c_int, [c_void_p, c_int64, c_int32]),
-    "xpuc_set_nrt_api": (c_int, [c_void_p]),
-    "xpuc_usm_array_alloc": (c_int, [c_int64, c_int32, POINTER(c_void_p)]),
-    "xpuc_launch": (
-        c_int,
-        [
-            c_void_p,  # spirv
-            c_int64,  # spirv_len
-            c_uint64,  # spirv_hash
-            c_char_p,  # kernel_name
-            POINTER(c_uint64),  # arg_slots
-            POINTER(c_int32),  # arg_kinds
-            c_int32,  # nargs
-            POINTER(c_int64),  # global (x, y, z)
-            POINTER(c_int64),  # local (x, y, z)
-            c_int32,  # ndim
-        ],
-    ),
-    "xpuc_last_error": (c_char_p, []),
-    "xpuc_get_stats": (None, [POINTER(_Stats)]),
-    "xpuc_reset_stats": (None, []),
-    "xpuc_trace_launches": (None, [c_int32]),
+# The ctypes type of each base type of abi's notation (not pointed to).
+_BASE_CTYPES: dict[str, type | None] = {
+    "void": None,
+    "status": c_int,
+    "char": c_char,
+    "i32": c_int32,
+    "i64": c_int64,
+    "u64": c_uint64,
+    "stats": _Stats,
 }
 
-for _name, (_restype, _argtypes) in _ENTRIES.items():
-    _function = getattr(_lib, _name)
-    _function.restype = _restype
-    _function.argtypes = _argtypes
+
+def ctypes_type(kind: abi.Type) -> type | None:
+    """The ctypes type of a type of abi's notation: pointers to void and to
+    the opaque queue are ``c_void_p``, ``char*`` is a string (``c_char_p``),
+    other pointers are ``POINTER``s."""
+    if kind.pointers == 0:
+        return _BASE_CTYPES[kind.base]
+    if kind.pointers == 1 and kind.base in ("void", "queue"):
+        return c_void_p
+    if kind.pointers == 1 and kind.base == "char":
+        return c_char_p
+    return POINTER(ctypes_type(abi.Type(kind.base, kind.pointers - 1)))
+
+
+def ctypes_signature(entry: abi.Entry) -> tuple[type | None, list[type]]:
+    """``(restype, argtypes)`` of a runtime entry."""
+    return ctypes_type(entry.result_type), [ctypes_type(t) for t in entry.param_types]
+
+
+for _entry in abi.ENTRIES.values():
+    _function = getattr(_lib, _entry.name)
+    _function.restype, _function.argtypes = ctypes_signature(_entry)
 
 
 def symbol_addresses() -> dict[str, int]:
     """Address of every runtime entry, for ``llvmlite.binding.add_symbol``."""
-    return {name: ctypes.cast(getattr(_lib, name), c_void_p).value for name in _ENTRIES}
+    return {name: ctypes.cast(getattr(_lib, name), c_void_p).value for name in abi.ENTRIES}
 
 
 def last_error() -> str:

@@ -1,6 +1,10 @@
 /* xpuc's C runtime: a thin layer on dpctl's C API that the host code Numba
  * compiles calls directly. Every entry returns XPUC_OK or an error status; the
- * message (device, kernel, reason) is in xpuc_last_error(), per thread. */
+ * message (device, kernel, reason) is in xpuc_last_error(), per thread.
+ *
+ * compiler/abi.py defines this interface for Python and compiled host code
+ * (enums, limits, the stats struct, every prototype); tests/test_abi.py checks
+ * that this header agrees with it: change both together. */
 #ifndef XPUC_RUNTIME_H
 #define XPUC_RUNTIME_H
 

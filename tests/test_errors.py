@@ -38,12 +38,12 @@ def test_unsupported_callee_is_named():
     @xpuc.jit
     def gamma(a, out):
         for i in numba.prange(a.shape[0]):
-            out[i] = np.arccosh(a[i])
+            out[i] = np.spacing(a[i])
 
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
         gamma(np.ones(10) * 2, np.ones(10))
-    assert "arccosh" in str(info.value)
-    assert f"{__file__}:{_line_of(gamma, 'np.arccosh')}" in str(info.value)
+    assert "spacing" in str(info.value)
+    assert f"{__file__}:{_line_of(gamma, 'np.spacing')}" in str(info.value)
 
 
 def test_explicit_parallel_false_conflicts_with_offload():

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from xpuc.abi import ArgKind
 from xpuc.errors import UnsupportedError, XpucError
 from xpuc.passes import STAGES, LaunchPlan, Lowered, Target, counted_loops, lower
-from xpuc.passes.launch_plan import ARG_F32, ARG_F64, ARG_I8, ARG_I32, ARG_I64, ARG_PTR
 
 DATA = Path(__file__).parent / "data" / "passes"
 # inputs that lower all the way (linalg_map.mlir does not: see test_unsupported_host_op)
@@ -119,13 +119,14 @@ def test_gpu_stage_sinks_constants_and_hoisted_values():
 def test_gpu_stage_argument_kinds():
     # (%a: memref<?xi64>, %mask: memref<?xi8>, %out, %lb: index, %ub: index, %k: i64, %k32: i32);
     # one work-item per iteration needs no bound, so %ub stays on the host
-    kinds = {0: ARG_PTR, 1: ARG_PTR, 2: ARG_PTR, 3: ARG_I64, 5: ARG_I64, 6: ARG_I32}
+    kinds = {0: ArgKind.PTR, 1: ArgKind.PTR, 2: ArgKind.PTR, 3: ArgKind.I64, 5: ArgKind.I64,
+             6: ArgKind.I32}
     (launch,) = lowered("int64").plan.launches
     assert dict(launch.args) == kinds
     (launch,) = lowered("grid2d").plan.launches
-    assert dict(launch.args)[5] == ARG_F32
+    assert dict(launch.args)[5] == ArgKind.F32
     (launch,) = lowered("math_f64").plan.launches
-    assert dict(launch.args)[4] == ARG_F64
+    assert dict(launch.args)[4] == ArgKind.F64
 
 
 def test_gpu_stage_merges_launches_into_one_gpu_module():
@@ -320,8 +321,9 @@ def host_function(text: str) -> str:
     return text.split("gpu.module")[0]
 
 
-_CTYPES = {ARG_I8: ctypes.c_int8, ARG_I32: ctypes.c_int32, ARG_I64: ctypes.c_int64,
-           ARG_F32: ctypes.c_float, ARG_F64: ctypes.c_double}
+_CTYPES = {ArgKind.I8: ctypes.c_int8, ArgKind.I32: ctypes.c_int32,
+           ArgKind.I64: ctypes.c_int64, ArgKind.F32: ctypes.c_float,
+           ArgKind.F64: ctypes.c_double}
 
 
 @pytest.fixture(scope="module")
@@ -343,7 +345,7 @@ def run(queue, result: Lowered, params: list) -> None:
         # get_sycl_kernel of a missing name gives a kernel whose launch crashes
         assert program.has_sycl_kernel(launch.kernel_name)
         kernel = program.get_sycl_kernel(launch.kernel_name)
-        args = [values[n].usm_data if kind == ARG_PTR else _CTYPES[kind](values[n])
+        args = [values[n].usm_data if kind == ArgKind.PTR else _CTYPES[kind](values[n])
                 for n, kind in launch.args]
         global_size = [g * b for g, b in zip(grid, block, strict=True)]
         if 0 in global_size:

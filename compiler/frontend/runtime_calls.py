@@ -11,7 +11,7 @@ from llvmlite import ir as llvm
 from numba.core import cgutils, types
 from numba.core.runtime import _nrt_python
 
-from .. import runtime
+from .. import abi, runtime
 from ..errors import XpucError
 
 
@@ -36,27 +36,52 @@ def link_runtime() -> None:
         _linked = True
 
 
-I8P = llvm.IntType(8).as_pointer()
+I8 = llvm.IntType(8)
+I8P = I8.as_pointer()
 I32 = llvm.IntType(32)
 I64 = llvm.IntType(64)
-_ENTRY_TYPES = {
-    "xpuc_buffer_acquire": llvm.FunctionType(I32, [I8P, I64, I32, I8P.as_pointer()]),
-    "xpuc_buffer_release": llvm.FunctionType(I32, [I8P, I64, I32]),
-    "xpuc_host_access": llvm.FunctionType(I32, [I8P, I64, I32]),
-    "xpuc_usm_array_alloc": llvm.FunctionType(I32, [I64, I32, I8P.as_pointer()]),
-    "xpuc_launch": llvm.FunctionType(
-        I32,
-        [I8P, I64, I64, I8P, I64.as_pointer(), I32.as_pointer(), I32,
-         I64.as_pointer(), I64.as_pointer(), I32],
-    ),
+# The LLVM type of each base type of abi's notation (not pointed to).
+_BASE_TYPES: dict[str, llvm.Type] = {
+    "void": llvm.VoidType(),
+    "status": I32,
+    "char": I8,
+    "i32": I32,
+    "i64": I64,
+    "u64": I64,
+    "stats": llvm.LiteralStructType([I64] * len(abi.STATS_FIELDS)),
+}
+
+
+def llvm_type(kind: abi.Type) -> llvm.Type:
+    """The LLVM type of a type of abi's notation; pointers to void and to the
+    opaque queue are ``i8*``, as in C compiled by clang."""
+    if kind.pointers and kind.base in ("void", "queue"):
+        result = I8
+    else:
+        result = _BASE_TYPES[kind.base]
+    for _ in range(kind.pointers):
+        result = result.as_pointer()
+    return result
+
+
+def entry_type(entry: abi.Entry) -> llvm.FunctionType:
+    """The LLVM function type of a runtime entry."""
+    return llvm.FunctionType(llvm_type(entry.result_type),
+                             [llvm_type(t) for t in entry.param_types])
+
+
+# The entries compiled host code calls, with the types it declares them with.
+ENTRY_TYPES: dict[str, llvm.FunctionType] = {
+    name: entry_type(entry) for name, entry in abi.ENTRIES.items() if entry.host_code
 }
 
 
 def call_runtime(context, builder: llvm.IRBuilder, entry: str, *args: llvm.Value) -> None:
-    """Call a runtime entry; a non-zero status raises KernelFault."""
-    fn = cgutils.get_or_insert_function(builder.module, _ENTRY_TYPES[entry], entry)
+    """Call a runtime entry (one of ``ENTRY_TYPES``); a non-zero status raises
+    KernelFault."""
+    fn = cgutils.get_or_insert_function(builder.module, ENTRY_TYPES[entry], entry)
     status = builder.call(fn, args)
-    failed = builder.icmp_signed("!=", status, I32(0))
+    failed = builder.icmp_signed("!=", status, I32(abi.Status.OK))
     with cgutils.if_unlikely(builder, failed):
         context.call_conv.return_user_exc(builder, KernelFault, ())
 

@@ -37,12 +37,12 @@ from numba.np import numpy_support
 from numba.np.arrayobj import _empty_nd_impl, populate_array
 
 from .. import runtime
+from ..abi import UsmKind
 from .runtime_calls import call_runtime, link_runtime
 
 # Coercion order: an array made from several takes the first of their kinds.
 USM_TYPES = ("device", "shared", "host")
-_USM_KINDS = {"device": runtime.USM_DEVICE, "shared": runtime.USM_SHARED,
-              "host": runtime.USM_HOST}
+_USM_KINDS = {"device": UsmKind.DEVICE, "shared": UsmKind.SHARED, "host": UsmKind.HOST}
 
 
 class USMArray(types.Array):

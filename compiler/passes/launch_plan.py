@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Kernel argument kinds, matching xpuc_arg_kind in runtime/xpuc_runtime.h.
-ARG_PTR, ARG_I8, ARG_I32, ARG_I64, ARG_F32, ARG_F64, ARG_I16 = range(7)
+from ..abi import ArgKind
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ class KernelLaunch:
     kernel_name: str
     grid: tuple[int, int, int]  # value numbers of the work-group counts, x y z
     block: tuple[int, int, int]  # value numbers of the work-group sizes, x y z
-    args: tuple[tuple[int, int], ...]  # (value number, ARG_* kind) per kernel argument
+    args: tuple[tuple[int, ArgKind], ...]  # (value number, kind) per kernel argument
     # the last choice whose conditions hold is launched, else kernel_name
     choices: tuple[KernelChoice, ...] = ()
     written: tuple[int, ...] = ()  # positions in args of arrays the kernel may write

@@ -4,21 +4,10 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..abi import ArgKind
 from ..errors import XpucError
 from .disjoint import disjoint_variant, written_arguments
-from .launch_plan import (
-    ARG_F32,
-    ARG_F64,
-    ARG_I8,
-    ARG_I16,
-    ARG_I32,
-    ARG_I64,
-    ARG_PTR,
-    HostOp,
-    KernelChoice,
-    KernelLaunch,
-    LaunchPlan,
-)
+from .launch_plan import HostOp, KernelChoice, KernelLaunch, LaunchPlan
 from .rewrites import ops_named, symbol_name
 from .unswitch import unit_variant
 
@@ -42,16 +31,16 @@ _OPCODES = {
 _PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 
 
-def _arg_kind(value_type: ir.Type) -> int:
+def _arg_kind(value_type: ir.Type) -> ArgKind:
     if isinstance(value_type, ir.MemRefType):
-        return ARG_PTR
+        return ArgKind.PTR
     if isinstance(value_type, ir.IndexType):
-        return ARG_I64
+        return ArgKind.I64
     if isinstance(value_type, ir.F32Type):
-        return ARG_F32
+        return ArgKind.F32
     if isinstance(value_type, ir.F64Type):
-        return ARG_F64
-    kinds = {1: ARG_I8, 8: ARG_I8, 16: ARG_I16, 32: ARG_I32, 64: ARG_I64}
+        return ArgKind.F64
+    kinds = {1: ArgKind.I8, 8: ArgKind.I8, 16: ArgKind.I16, 32: ArgKind.I32, 64: ArgKind.I64}
     if isinstance(value_type, ir.IntegerType) and value_type.width in kinds:
         return kinds[value_type.width]
     raise XpucError(f"kernel argument of type {value_type} has no launch-plan kind")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, gpu, scf
 
+from ..abi import MAX_WORK_ITEMS
 from ..errors import UnsupportedError, XpucError
-from ..runtime import MAX_WORK_ITEMS
 from .target import Target
 
 # Ops that may be cloned into a launch body: pure, region-free, and the kernel

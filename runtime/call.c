@@ -1,0 +1,262 @@
+/* One offloaded call of a jitted function on the calling thread: the queue it
+ * launches on and its buffers, the device copies of host arrays (transient
+ * ones synced at each parfor, resident ones synced lazily). */
+#include "internal.h"
+
+#include <stdlib.h>
+
+/* A host array's device copy during a call. A transient buffer mirrors one
+ * array and is synced at each parfor (copied in before, back after). A
+ * resident buffer mirrors a registered region (the memory of an argument,
+ * which outlives the call) and is synced lazily: in before the first kernel
+ * that needs it, out when host code touches it or the call ends. */
+typedef struct {
+    char *host;
+    void *device; /* NULL until first acquired */
+    int64_t capacity;
+    int64_t copied_in;    /* transient: bytes copied in during epoch copied_epoch */
+    int64_t copied_epoch;
+    bool resident;
+    bool device_current; /* resident: the device copy holds the data */
+    bool host_stale;     /* resident: a kernel wrote it; the host copy is old */
+} buffer;
+
+static _Thread_local struct {
+    xpuc_queue *queue; /* NULL outside a call */
+    int32_t depth;
+    /* Launches so far: host code may write arrays only between launches, so a
+     * copy made since the last launch is current (one array passed as several
+     * arguments of a parfor is copied once). */
+    int64_t epoch;
+    buffer *buffers;
+    int32_t count, capacity;
+} call;
+
+xpuc_queue *call_queue(void) { return call.queue; }
+
+void call_launched(void) { call.epoch++; }
+
+int xpuc_call_begin(xpuc_queue *queue)
+{
+    if (!queue)
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_call_begin needs a queue");
+    /* A nested call keeps the outer call's queue and buffers, which are only
+     * usable if it runs on the same context and device. */
+    if (call.queue && queue != call.queue &&
+        !(DPCTLContext_AreEq(queue->context, call.queue->context) &&
+          DPCTLDevice_AreEq(queue->device, call.queue->device)))
+        return fail(XPUC_ERR_INVALID,
+                    "xpuc: a call on device '%s' cannot nest in a call on device '%s' "
+                    "(another context or device)",
+                    queue->device_name, call.queue->device_name);
+    /* The call runs after the work already submitted to its queue, as if it
+     * were submitted there too: dpctl's operations return before their
+     * kernels finish, and a call may read what they write. */
+    void *gil = gil_release();
+    DPCTLQueue_Wait(queue->caller);
+    gil_restore(gil);
+    if (!call.queue)
+        call.queue = queue;
+    call.depth++;
+    return XPUC_OK;
+}
+
+static int sync_to_host(buffer *b)
+{
+    int status = xpuc_copy_to_host(call.queue, b->host, b->device, b->capacity);
+    if (status == XPUC_OK)
+        b->host_stale = false;
+    return status;
+}
+
+int xpuc_call_end(void)
+{
+    if (!call.queue)
+        return no_call("xpuc_call_end");
+    if (--call.depth > 0)
+        return XPUC_OK;
+    /* Copy back what kernels wrote even if one of the copies fails, so that
+     * every buffer is freed; report the first failure. */
+    int status = XPUC_OK;
+    for (int32_t i = 0; i < call.count; i++) {
+        buffer *b = &call.buffers[i];
+        if (b->host_stale) {
+            int copied = sync_to_host(b);
+            status = status != XPUC_OK ? status : copied;
+        }
+        if (b->device)
+            usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
+    }
+    free(call.buffers);
+    call.buffers = NULL;
+    call.count = call.capacity = 0;
+    call.queue = NULL;
+    return status;
+}
+
+/* The buffer of transient array `host`, or of the resident region holding
+ * [host, host + nbytes). */
+static buffer *find_buffer(const void *host, int64_t nbytes)
+{
+    const char *start = host;
+    for (int32_t i = 0; i < call.count; i++) {
+        buffer *b = &call.buffers[i];
+        if (b->resident ? start >= b->host && start + nbytes <= b->host + b->capacity
+                        : b->host == start)
+            return b;
+    }
+    return NULL;
+}
+
+static int add_buffer(void *host, int64_t nbytes, bool resident, buffer **out)
+{
+    if (call.count == call.capacity) {
+        int32_t capacity = call.capacity ? 2 * call.capacity : 16;
+        buffer *grown = realloc(call.buffers, (size_t)capacity * sizeof *grown);
+        if (!grown)
+            return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory for the buffer table");
+        call.buffers = grown;
+        call.capacity = capacity;
+    }
+    buffer *b = &call.buffers[call.count++];
+    *b = (buffer){.host = host, .capacity = nbytes, .copied_epoch = -1, .resident = resident};
+    *out = b;
+    return XPUC_OK;
+}
+
+int xpuc_call_register(void *host, int64_t nbytes)
+{
+    if (!call.queue)
+        return no_call("xpuc_call_register");
+    if (nbytes < 0 || (nbytes > 0 && !host))
+        return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_call_register (%lld bytes)",
+                    (long long)nbytes);
+    char *start = host, *end = start + nbytes;
+    /* Overlapping regions (two views of one array) become one, so that each
+     * byte has one device copy. Merging is only possible before any of them
+     * has a device copy, which holds since arguments register first. */
+    for (int32_t i = 0; i < call.count; i++) {
+        buffer *b = &call.buffers[i];
+        if (b->resident && start <= b->host + b->capacity && b->host <= end) {
+            if (b->device)
+                return fail(XPUC_ERR_INVALID,
+                            "xpuc: region at %p registered after its neighbour was used", host);
+            char *low = start < b->host ? start : b->host;
+            char *high = end > b->host + b->capacity ? end : b->host + b->capacity;
+            *b = call.buffers[--call.count];
+            return xpuc_call_register(low, high - low);
+        }
+    }
+    buffer *b;
+    return add_buffer(host, nbytes, true, &b);
+}
+
+/* Whether `ptr` is USM memory of the current call's context, which kernels
+ * use in place. */
+static bool is_call_usm(const void *ptr)
+{
+    return ptr && DPCTLUSM_GetPointerType((DPCTLSyclUSMRef)ptr, call.queue->context) !=
+                      DPCTL_USM_UNKNOWN;
+}
+
+static int acquire_resident(buffer *b, const char *host, void **device)
+{
+    int status = XPUC_OK;
+    if (!b->device)
+        status = usm_alloc(call.queue, b->capacity, XPUC_USM_DEVICE, &b->device);
+    /* Always the whole region: a kernel may write part of it, and the rest
+     * must survive the copy back. */
+    if (status == XPUC_OK && !b->device_current) {
+        status = xpuc_copy_to_device(call.queue, b->device, b->host, b->capacity);
+        b->device_current = status == XPUC_OK;
+    }
+    if (status == XPUC_OK)
+        *device = (char *)b->device + (host - b->host);
+    return status;
+}
+
+/* Replaces a transient buffer that is too small. Without copy_in the device
+ * copy is the current one (an earlier kernel of this call may have written
+ * it), so its bytes move to the new allocation. */
+static int grow_buffer(buffer *b, int64_t nbytes, bool copy_in)
+{
+    void *device = NULL;
+    int status = usm_alloc(call.queue, nbytes, XPUC_USM_DEVICE, &device);
+    if (status == XPUC_OK && !copy_in && b->device)
+        status = memcpy_wait(call.queue, device, b->device, b->capacity, "device->device");
+    if (status != XPUC_OK) {
+        if (device)
+            usm_free(call.queue, device, nbytes, XPUC_USM_DEVICE);
+        return status;
+    }
+    if (b->device)
+        usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
+    b->device = device;
+    b->capacity = nbytes;
+    return XPUC_OK;
+}
+
+int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **device)
+{
+    if (!call.queue)
+        return no_call("xpuc_buffer_acquire");
+    if (!device || nbytes < 0 || (nbytes > 0 && !host))
+        return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_buffer_acquire (%lld bytes)",
+                    (long long)nbytes);
+    buffer *b = find_buffer(host, nbytes);
+    if (b && b->resident)
+        return acquire_resident(b, host, device);
+    if (!b && is_call_usm(host)) {
+        *device = host;
+        return XPUC_OK;
+    }
+    int status = XPUC_OK;
+    if (!b)
+        status = add_buffer(host, 0, false, &b);
+    if (status == XPUC_OK && (!b->device || b->capacity < nbytes))
+        status = grow_buffer(b, nbytes, copy_in);
+    bool current = b && b->copied_epoch == call.epoch && b->copied_in >= nbytes;
+    if (status == XPUC_OK && copy_in && !current) {
+        status = xpuc_copy_to_device(call.queue, b->device, host, nbytes);
+        b->copied_in = nbytes;
+        b->copied_epoch = call.epoch;
+    }
+    if (status == XPUC_OK)
+        *device = b->device;
+    return status;
+}
+
+int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out)
+{
+    if (!call.queue)
+        return no_call("xpuc_buffer_release");
+    buffer *b = find_buffer(host, nbytes);
+    if (!b && is_call_usm(host))
+        return XPUC_OK;
+    if (!b || !b->device)
+        return fail(XPUC_ERR_INVALID,
+                    "xpuc: xpuc_buffer_release of %p, which this call did not acquire", host);
+    if (b->resident) {
+        b->host_stale |= copy_out != 0;
+        return XPUC_OK;
+    }
+    if (nbytes < 0 || nbytes > b->capacity)
+        return fail(XPUC_ERR_INVALID,
+                    "xpuc: xpuc_buffer_release of %lld bytes at %p, which has only %lld bytes "
+                    "on the device",
+                    (long long)nbytes, host, (long long)b->capacity);
+    return copy_out ? xpuc_copy_to_host(call.queue, host, b->device, nbytes) : XPUC_OK;
+}
+
+int xpuc_host_access(void *host, int64_t nbytes, int32_t writes)
+{
+    if (!call.queue)
+        return no_call("xpuc_host_access");
+    buffer *b = find_buffer(host, nbytes);
+    if (!b || !b->resident)
+        return XPUC_OK; /* transient buffers and USM memory are always synced */
+    int status = b->host_stale ? sync_to_host(b) : XPUC_OK;
+    if (writes)
+        b->device_current = false;
+    return status;
+}
