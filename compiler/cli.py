@@ -64,6 +64,40 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _opt(args: argparse.Namespace) -> int:
+    from xpuc import passes, targets
+    from xpuc.errors import XpucError
+
+    try:
+        found = passes.read_stage_input(args.file)
+    except (OSError, ValueError) as error:
+        print(f"xpuc opt: cannot read {args.file}: {error}", file=sys.stderr)
+        return 1
+    stage, table = args.stage or found.stage, args.stages or found.stages or "parfor"
+    if stage is None:
+        print(f"xpuc opt: {args.file} records no stage: name one with --stage", file=sys.stderr)
+        return 1
+    target = found.target
+    if args.device or target is None:
+        import dpctl
+
+        try:
+            device = dpctl.SyclDevice(args.device) if args.device else \
+                dpctl.select_default_device()
+        except dpctl.SyclDeviceCreationError as error:
+            print(f"xpuc opt: no device {args.device or '(default)'}: {error}", file=sys.stderr)
+            return 1
+        target = targets.target_for(device)
+    try:
+        lowered = passes.lower(found.text, target, stage, passes.STAGE_TABLES[table],
+                               start=stage)
+    except XpucError as error:
+        print(f"xpuc opt: {error}", file=sys.stderr)
+        return 1
+    sys.stdout.write(lowered.text(stage))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     import xpuc  # noqa: F401  (configures the OpenCL loader before dpctl loads)
     from xpuc.aot import BINARY_STAGE
@@ -88,6 +122,16 @@ def main(argv: list[str] | None = None) -> int:
         help=f"where --emit {BINARY_STAGE} writes its files; without --emit, the cache "
              "directory to fill (read back through XPUC_CACHE_DIR=DIR)")
     compile_parser.set_defaults(run=_compile)
+    opt_parser = commands.add_parser(
+        "opt", help="run one lowering stage on an MLIR file (a failed stage's reproducer)")
+    opt_parser.add_argument("file", help="the stage's input: MLIR text")
+    opt_parser.add_argument("--stage", help="the stage to run (default: the reproducer's)")
+    opt_parser.add_argument("--stages", choices=["parfor", "kernel"],
+                            help="the stage table: a parfor's or an explicit kernel's "
+                                 "(default: the reproducer's, else parfor)")
+    opt_parser.add_argument("--device", help="the device to generate code for (default: the "
+                                             "reproducer's target, else dpctl's default)")
+    opt_parser.set_defaults(run=_opt)
     args = parser.parse_args(argv)
     if args.command == "compile" and args.emit == BINARY_STAGE and args.output is None:
         compile_parser.error(f"--emit {BINARY_STAGE} needs -o DIR")

@@ -19,34 +19,13 @@ import numba
 from numba.core import sigutils, types
 from numba.core.dispatcher import Dispatcher
 
-from . import runtime
+from . import runtime, targets
 from .cache import device_key, offload_cache
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
 from .frontend.usm import CallQueue, usm_ndarray_type
-from .passes import Lowered, Target
+from .passes import Lowered
 from .placement import Placement, place
-
-
-def target_for(device: dpctl.SyclDevice) -> Target:
-    """What changes generated code on ``device``."""
-    return Target(
-        fp64=device.has_aspect_fp64,
-        fp16=device.has_aspect_fp16,
-        atomic64=device.has_aspect_atomic64,
-        vector_lanes=vector_lanes(device),
-        vectorizes_work_items=device.is_cpu,
-        reorders_loop_reductions=device.is_cpu,
-    )
-
-
-def vector_lanes(device: dpctl.SyclDevice) -> int:
-    """Work-items ``device`` runs as one vector: a CPU device vectorizes
-    kernels across work-items at its SIMD width (its native vector width of
-    32-bit values: 16 with AVX-512, 8 with AVX2); a GPU runs sub-groups."""
-    if device.is_cpu:
-        return device.native_vector_width_float
-    return max(device.sub_group_sizes, default=1)
 
 
 class JitFunction:
@@ -139,7 +118,7 @@ class JitFunction:
         with self._lock:
             found = self._devices.get(key)
             if found is None:
-                target = target_for(device)
+                target = targets.target_for(device)
                 offload = OffloadTarget(target)
                 options = dict(self._options)
                 cache_option = bool(options.pop("cache", False))

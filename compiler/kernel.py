@@ -25,8 +25,7 @@ import numpy as np
 from numba.core import sigutils, types
 from numba.core.typing.typeof import Purpose
 
-from . import runtime
-from .dispatcher import target_for
+from . import runtime, targets
 from .errors import ExecutionPlacementError, XpucError
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
@@ -158,7 +157,7 @@ class KernelFunction:
             if compiled is None:
                 func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes)
                 module = translate_kernel(func_ir, typemap, calltypes, self._name, ndim)
-                lowered = compile_to_spirv(self._name, module.mlir, target_for(device),
+                lowered = compile_to_spirv(self._name, module.mlir, targets.target_for(device),
                                            KERNEL_STAGES)
                 compiled = self._compiled[key] = _Compiled(
                     module, lowered, runtime.spirv_hash(lowered.spirv))

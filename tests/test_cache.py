@@ -115,7 +115,7 @@ def test_a_changed_source_recompiles(project):
     # another toolchain
     "import xpuc.cache as c; c.toolchain_versions = lambda: (('numba', 'other'),)",
     # a device whose capabilities change the code (here: fp16 support)
-    "import dataclasses, xpuc.dispatcher as d; original = d.target_for; "
+    "import dataclasses, xpuc.targets as d; original = d.target_for; "
     "d.target_for = lambda device: dataclasses.replace(original(device), "
     "fp16=not original(device).fp16)",
 ])

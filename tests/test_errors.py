@@ -109,7 +109,7 @@ def test_pipeline_class_is_refused():
 
 def test_float64_on_a_device_without_fp64(monkeypatch):
     """Rule 11: refused while compiling, naming the line, before any build."""
-    monkeypatch.setattr(xpuc.dispatcher, "target_for",
+    monkeypatch.setattr(xpuc.targets, "target_for",
                         lambda device: Target(fp64=False))
 
     @xpuc.jit

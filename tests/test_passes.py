@@ -19,9 +19,19 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from xpuc import cli
 from xpuc.abi import ArgKind
 from xpuc.errors import UnsupportedError, XpucError
-from xpuc.passes import STAGES, LaunchPlan, Lowered, Target, counted_loops, lower
+from xpuc.passes import (
+    STAGES,
+    LaunchPlan,
+    Lowered,
+    Target,
+    counted_loops,
+    lower,
+    read_stage_input,
+)
+from xpuc.targets import target_for
 
 DATA = Path(__file__).parent / "data" / "passes"
 # inputs that lower all the way (linalg_map.mlir does not: see test_unsupported_host_op)
@@ -240,6 +250,60 @@ def test_four_dimensional_loop():
 def test_f64_without_fp64():
     with pytest.raises(UnsupportedError, match=r"spirv stage: .*math_f64_kernel.*no fp64"):
         lower(source("math_f64"), Target(fp64=False))
+
+
+# --- failures that reproduce themselves ----------------------------------------
+
+
+def reproducer_of(error: XpucError) -> Path:
+    command = str(error).splitlines()[-1]
+    assert command.startswith("reproduce with: xpuc opt "), str(error)
+    return Path(command.removeprefix("reproduce with: xpuc opt "))
+
+
+def test_a_failed_stage_writes_its_input_and_the_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XPUC_REPRODUCER_DIR", str(tmp_path))
+    target = Target(vector_lanes=4)
+    with pytest.raises(XpucError, match=r"gpu stage: host op 'memref\.dim'") as failure:
+        lower(source("linalg_map"), target)
+    path = reproducer_of(failure.value)
+    assert path.parent == tmp_path
+    # the gpu stage's input: what the linalg stage made, with the target recorded
+    recorded = read_stage_input(str(path))
+    assert (recorded.stage, recorded.stages, recorded.target) == ("gpu", "parfor", target)
+    assert recorded.text == lower(source("linalg_map"), target, until="linalg").text("linalg")
+    # the command fails the same way
+    assert cli.main(["opt", str(path)]) == 1
+    assert "gpu stage: host op 'memref.dim'" in capsys.readouterr().err
+
+
+def test_a_failed_first_stage_reproduces_from_the_source(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XPUC_REPRODUCER_DIR", str(tmp_path))
+    text = "module { func.func @f() { return }\n func.func @g() { return } }"
+    with pytest.raises(XpucError, match="linalg stage: expected one func.func") as failure:
+        lower(text, TARGET)
+    assert read_stage_input(str(reproducer_of(failure.value))).text == text
+    assert cli.main(["opt", str(reproducer_of(failure.value))]) == 1
+    assert "expected one func.func per module, found 2" in capsys.readouterr().err
+
+
+def test_an_unsupported_construct_needs_no_reproducer(tmp_path, monkeypatch):
+    monkeypatch.setenv("XPUC_REPRODUCER_DIR", str(tmp_path))
+    with pytest.raises(UnsupportedError) as failure:
+        lower(source("math_f64"), Target(fp64=False))
+    assert "reproduce with" not in str(failure.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_opt_runs_one_stage_of_a_plain_file(tmp_path, capsys):
+    linalg = tmp_path / "grid2d.mlir"
+    linalg.write_text(lower(source("grid2d"), TARGET, until="linalg").text("linalg"))
+    assert cli.main(["opt", "--stage", "gpu", "--device", "opencl:cpu", str(linalg)]) == 0
+    device_target = target_for(dpctl.SyclDevice("opencl:cpu"))
+    assert capsys.readouterr().out == lower(source("grid2d"), device_target,
+                                            until="gpu").text("gpu")
+    assert cli.main(["opt", str(linalg)]) == 1
+    assert "records no stage" in capsys.readouterr().err
 
 
 def test_lowering_in_threads():

@@ -19,15 +19,19 @@ its gpu.func, which that stage only structures.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import shlex
+import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mlir import ir, passmanager
 from mlir.dialects import gpu
 
-from ..errors import XpucError
+from ..errors import UnsupportedError, XpucError
 from . import (
     counted_loops,
     disjoint,
@@ -228,38 +232,94 @@ KERNEL_STAGES: tuple[Stage, ...] = (
 )
 
 
-@contextmanager
-def _named_errors(stage: str) -> Iterator[None]:
-    """Turn a failure inside ``stage`` into an XpucError that names it.
+# The stage tables by the name a reproducer file records (``xpuc opt --stages``).
+STAGE_TABLES: dict[str, tuple[Stage, ...]] = {"parfor": STAGES, "kernel": KERNEL_STAGES}
 
-    Parsing, verifying and running passes raise ir.MLIRError, which carries
-    the diagnostics MLIR emitted (nothing goes to stderr).
-    """
-    try:
-        yield
-    except ir.MLIRError as error:
-        raise XpucError(f"{stage} stage: {error}") from None
-    except XpucError as error:
-        raise type(error)(f"{stage} stage: {error}") from error
+REPRODUCER_DIR_VARIABLE = "XPUC_REPRODUCER_DIR"
+_REPRODUCER_HEADER = "// xpuc reproducer: "
 
 
 def lower(module_text: str, target: Target, until: str = "spv",
-          stages: tuple[Stage, ...] = STAGES, keep_texts: bool = True) -> Lowered:
-    """Run ``module_text`` (the first stage's input) through ``stages`` up to
-    ``until``, keeping the text after each stage unless told not to."""
+          stages: tuple[Stage, ...] = STAGES, keep_texts: bool = True,
+          start: str | None = None) -> Lowered:
+    """Run ``module_text`` through ``stages`` from ``start`` (the first stage,
+    whose input it is, unless told) up to ``until``, keeping the text after
+    each stage unless told not to.
+
+    A stage that fails raises an XpucError naming it; unless the failure is a
+    construct the device cannot run (UnsupportedError, the user's to change),
+    its input is written to a file and the error ends with the command that
+    reproduces the failure from it (``xpuc opt``)."""
     names = [stage.name for stage in stages]
-    if until not in names:
-        raise XpucError(f"unknown stage '{until}' (stages: {', '.join(names)})")
-    compiler = _compiler()
+    for name in (until, start or names[0]):
+        if name not in names:
+            raise XpucError(f"unknown stage '{name}' (stages: {', '.join(names)})")
+    first, last = names.index(start or names[0]), names.index(until)
     lowered = Lowered(module_text, target, stages, until, {} if keep_texts else None)
-    with compiler.context:
-        with _named_errors(names[0]):
-            module = ir.Module.parse(module_text)
-        for stage in stages[: names.index(until) + 1]:
-            with _named_errors(stage.name):
+    with _compiler().context:
+        module = None
+        for stage in stages[first:last + 1]:
+            try:
+                if module is None:
+                    module = ir.Module.parse(module_text)
                 module = stage.run(module, target, lowered)
-                # a stage may end with a Python rewrite
-                module.operation.verify()
+                module.operation.verify()  # a stage may end with a Python rewrite
+            except (ir.MLIRError, XpucError) as error:
+                failure = error if isinstance(error, XpucError) else XpucError(str(error))
+                message = f"{stage.name} stage: {failure}"
+                if not isinstance(error, UnsupportedError):
+                    message += _reproducer(module_text, target, stages, names[first], stage.name)
+                raise type(failure)(message) from error
             if keep_texts:
                 lowered.texts[stage.name] = str(module)
     return lowered
+
+
+def _reproducer(module_text: str, target: Target, stages: tuple[Stage, ...], start: str,
+                failed: str) -> str:
+    """Write the input of stage ``failed`` to a file; the command that runs
+    that stage on it, as a line to end an error message with."""
+    table = next((name for name, table in STAGE_TABLES.items() if table is stages), None)
+    if table is None:  # a table of a test's own: no command can name it
+        return ""
+    names = [stage.name for stage in stages]
+    previous = names[names.index(failed) - 1] if failed != start else None
+    # lowering is deterministic: the stages before the failed one run again,
+    # which costs nothing on the way that succeeds
+    text = module_text if previous is None else lower(
+        module_text, target, previous, stages, start=start).text(previous)
+    directory = os.environ.get(REPRODUCER_DIR_VARIABLE) or os.path.join(
+        tempfile.gettempdir(), "xpuc-reproducers")
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = os.path.join(directory, f"{failed}-{digest}.mlir")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(path, "w") as file:
+            file.write(f"{_REPRODUCER_HEADER}{json.dumps({'stages': table, 'stage': failed})}\n"
+                       f"// target: {target.to_json()}\n{text}")
+    except OSError as error:
+        return f"\n(no reproducer: cannot write {path}: {error})"
+    return f"\nreproduce with: xpuc opt {shlex.quote(path)}"
+
+
+@dataclass(frozen=True)
+class StageInput:
+    """A module to run one stage on, as ``xpuc opt`` reads it from a file:
+    what a reproducer recorded (stage, stage table, target), or nothing."""
+
+    text: str
+    stage: str | None = None
+    stages: str | None = None
+    target: Target | None = None
+
+
+def read_stage_input(path: str) -> StageInput:
+    """A reproducer file (or any MLIR file, which records nothing)."""
+    with open(path) as file:
+        text = file.read()
+    if not text.startswith(_REPRODUCER_HEADER):
+        return StageInput(text)
+    header, target_line, module_text = text.split("\n", 2)
+    recorded = json.loads(header[len(_REPRODUCER_HEADER):])
+    target = Target.from_json(target_line.removeprefix("// target: "))
+    return StageInput(module_text, recorded["stage"], recorded["stages"], target)

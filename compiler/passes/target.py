@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
 
 # SPIR-V capabilities every kernel may use: OpenCL kernels with 64-bit pointers
@@ -35,3 +37,12 @@ class Target:
         """Capabilities the kernels may use (no Float64 on a device without fp64)."""
         return (_BASE_CAPS + ("Float16",) * self.fp16 + ("Float64",) * self.fp64
                 + ("Int64Atomics",) * self.atomic64)
+
+    def to_json(self) -> str:
+        """The target on one line, as ``from_json`` reads it back (what a
+        stage's reproducer file records)."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Target:
+        return cls(**json.loads(text))
