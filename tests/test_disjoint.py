@@ -17,8 +17,8 @@ from mlir import ir
 import xpuc
 from xpuc.passes import Target, lower
 from xpuc.passes.disjoint import add_disjoint_variants, declare_noalias, written_arguments
+from xpuc.passes.ir_queries import ops_named
 from xpuc.passes.launch_plan import KernelChoice
-from xpuc.passes.rewrites import ops_named
 from xpuc.targets import target_for
 
 DATA = Path(__file__).parent / "data" / "passes"

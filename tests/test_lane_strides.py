@@ -10,8 +10,8 @@ import pytest
 from mlir import ir
 
 from xpuc.passes import Target, lower
+from xpuc.passes.ir_queries import ops_named
 from xpuc.passes.lane_strides import Stride, access_strides, walks_rows
-from xpuc.passes.rewrites import ops_named
 
 DATA = Path(__file__).parent / "data" / "passes"
 

@@ -17,8 +17,8 @@ from mlir import ir
 
 import xpuc
 from xpuc.frontend.parfor_to_mlir import REDUCTION_WORK_ITEMS, reduction_lanes
+from xpuc.passes.ir_queries import ops_named
 from xpuc.passes.lane_strides import Stride, access_strides
-from xpuc.passes.rewrites import ops_named
 from xpuc.targets import target_for
 
 rng = np.random.default_rng(3)

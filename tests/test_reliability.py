@@ -352,7 +352,7 @@ def test_more_work_items_than_dpctl_submits():
     """dpctl submits at most 2^31-1 work-items in a range: a longer 1-D
     parfor is refused with that reason (it used to blame the work-group
     size). A stride-0 view makes it long without memory. The compiler takes
-    every global id to be below that most (see rewrites.bound_global_ids)."""
+    every global id to be below that most (see gpu_rewrites.bound_global_ids)."""
     assert xpuc.runtime.MAX_WORK_ITEMS == 2**31 - 1
     out = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8),
                                           shape=(xpuc.runtime.MAX_WORK_ITEMS + 1,),
@@ -477,7 +477,7 @@ def test_invalid_ir_inside_a_stage_is_an_error_naming_stage_and_op():
         import numpy as np
         from mlir import ir
         import xpuc
-        from xpuc.passes import rewrites, stages
+        from xpuc.passes import gpu_rewrites, stages
 
         def add_invalid_op(module):
             function = module.body.operations[0]
@@ -498,13 +498,13 @@ def test_invalid_ir_inside_a_stage_is_an_error_naming_stage_and_op():
             else:
                 raise AssertionError("a pipeline ran on invalid IR")
 
-        normalize_loops = rewrites.normalize_loops
+        normalize_loops = gpu_rewrites.normalize_loops
 
         def normalize_and_break(module):
             normalize_loops(module)
             add_invalid_op(module)
 
-        rewrites.normalize_loops = normalize_and_break
+        gpu_rewrites.normalize_loops = normalize_and_break
         try:
             with xpuc.device_context("opencl:cpu"):
                 xpuc.jit(lambda a: a + 1.0)(np.ones(4))

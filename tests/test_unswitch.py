@@ -10,7 +10,7 @@ from device_support import launched_kernels
 from mlir import ir
 
 import xpuc
-from xpuc.passes.rewrites import ops_named, symbol_name
+from xpuc.passes.ir_queries import ops_named, symbol_name
 from xpuc.passes.unswitch import split_on_unit_arguments, unit_variant
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf
 
-from .rewrites import integer_constant, is_within, ops_named
+from .ir_queries import integer_constant, is_within, ops_named
 
 _SLT = 2  # arith::CmpIPredicate::slt
 

@@ -25,8 +25,8 @@ import array
 
 from mlir import ir
 
+from .ir_queries import copy_kernel, ops_named, symbol_name
 from .lane_strides import WALKS_ROWS, in_innermost_loops
-from .rewrites import copy_kernel, ops_named, symbol_name
 
 # on a kernel: the name of its copy; on the copy: that its arrays are disjoint
 DISJOINT_VARIANT, DISJOINT_ARGS = "xpuc.disjoint_variant", "xpuc.disjoint_args"

@@ -18,7 +18,7 @@ import enum
 
 from mlir import ir
 
-from .rewrites import LOOP_OPS, nested_ops, ops_named, symbol_name
+from .ir_queries import LOOP_OPS, nested_ops, ops_named, symbol_name
 
 _ACCESSES = {"memref.load": 1, "memref.store": 2}  # op -> where its indices start
 # ops whose result moves as their (first) operand does
@@ -207,7 +207,7 @@ WALKS_ROWS = "xpuc.walks_rows"
 
 def mark_row_walks(module: ir.Module) -> None:
     """Give each kernel of ``module`` that ``walks_rows`` the unit attribute
-    ``WALKS_ROWS``, which the spirv stage reads (rewrites.hint_scalar_work_items)."""
+    ``WALKS_ROWS``, which the spirv stage reads (spirv_rewrites.hint_scalar_work_items)."""
     for kernel in ops_named(module.operation, "gpu.func"):
         if walks_rows(kernel):
             kernel.attributes[WALKS_ROWS] = ir.UnitAttr.get()

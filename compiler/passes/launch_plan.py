@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mlir import ir
+
 from ..abi import ArgKind
+from ..errors import XpucError
+from .disjoint import disjoint_variant, written_arguments
+from .ir_queries import ops_named, symbol_name
+from .unswitch import unit_variant
 
 
 @dataclass(frozen=True)
@@ -60,3 +66,121 @@ class LaunchPlan:
 
     def value_count(self) -> int:
         return self.num_params + len(self.ops)
+
+
+# ---- reading the plan off the host function of an outlined module ------------
+
+_OPCODES = {
+    "arith.addi": "add",
+    "arith.subi": "sub",
+    "arith.muli": "mul",
+    "arith.divsi": "div",
+    "arith.remsi": "rem",
+    "arith.ceildivsi": "ceildiv",
+    "arith.floordivsi": "floordiv",
+    "arith.minsi": "min",
+    "arith.maxsi": "max",
+    "arith.select": "select",
+    "arith.cmpi": "cmp",
+    "arith.index_cast": "copy",
+    "arith.constant": "const",
+}
+
+# arith::CmpIPredicate, in enum order
+_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+
+
+def _arg_kind(value_type: ir.Type) -> ArgKind:
+    if isinstance(value_type, ir.MemRefType):
+        return ArgKind.PTR
+    if isinstance(value_type, ir.IndexType):
+        return ArgKind.I64
+    if isinstance(value_type, ir.F32Type):
+        return ArgKind.F32
+    if isinstance(value_type, ir.F64Type):
+        return ArgKind.F64
+    kinds = {1: ArgKind.I8, 8: ArgKind.I8, 16: ArgKind.I16, 32: ArgKind.I32, 64: ArgKind.I64}
+    if isinstance(value_type, ir.IntegerType) and value_type.width in kinds:
+        return kinds[value_type.width]
+    raise XpucError(f"kernel argument of type {value_type} has no launch-plan kind")
+
+
+def _computable(opcode: str, result_type: ir.Type) -> bool:
+    """Whether the plan, which computes on i64, gets the value ``opcode`` gives
+    in ``result_type``: index and i64 values, and i1 as 0 or 1; not floats nor
+    the result of a narrowing cast."""
+    if isinstance(result_type, ir.IndexType):
+        return True
+    if not isinstance(result_type, ir.IntegerType):
+        return False
+    return result_type.width == 64 or (
+        result_type.width == 1 and opcode in ("cmp", "select", "const"))
+
+
+def _host_op(op: ir.Operation, operands: tuple[int, ...]) -> HostOp:
+    """``op`` as a HostOp, or XpucError."""
+    opcode = _OPCODES.get(op.name)
+    if opcode is None or len(op.results) != 1 or not _computable(opcode, op.results[0].type):
+        raise XpucError(f"host op '{op.name}' has no launch-plan translation: {op}")
+    if opcode == "const":
+        value = ir.IntegerAttr(op.attributes["value"]).value
+        result_type = op.results[0].type
+        if isinstance(result_type, ir.IntegerType) and result_type.width == 1:
+            value = int(value != 0)  # an i1 true reads back as -1
+        return HostOp("const", attr=value)
+    if opcode == "cmp":
+        predicate = ir.IntegerAttr(op.attributes["predicate"]).value
+        return HostOp("cmp", operands, _PREDICATES[predicate])
+    return HostOp(opcode, operands)
+
+
+def _choices(kernel: ir.Operation, kernels: dict[str, ir.Operation]
+             ) -> tuple[KernelChoice, ...]:
+    """The copies of ``kernel`` and when to launch them, least specific first:
+    its disjoint copy, its copy for unit arguments, that copy's disjoint copy."""
+    choices = []
+    if (name := disjoint_variant(kernel)) is not None:
+        choices.append(KernelChoice(name, disjoint=True))
+    if (unit := unit_variant(kernel)) is not None:
+        unit_name, ones = unit
+        choices.append(KernelChoice(unit_name, ones))
+        if (name := disjoint_variant(kernels[unit_name])) is not None:
+            choices.append(KernelChoice(name, ones, disjoint=True))
+    return tuple(choices)
+
+
+def read_launch_plan(module: ir.Module) -> LaunchPlan:
+    """The host function of ``module`` as a LaunchPlan (see launch_plan.py)."""
+    host_funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+    if len(host_funcs) != 1:
+        raise XpucError(f"expected one host function, found {len(host_funcs)}")
+    blocks = list(host_funcs[0].regions[0].blocks)
+    if len(blocks) != 1:
+        raise XpucError("the host function has control flow, which launch plans cannot express")
+    numbers = {value: number for number, value in enumerate(blocks[0].arguments)}
+    kernels = {symbol_name(kernel): kernel for kernel in ops_named(module.operation, "gpu.func")}
+    ops: list[HostOp] = []
+    launches: list[KernelLaunch] = []
+    for op in blocks[0].operations:
+        op = op.operation
+        if op.name == "func.return":
+            continue
+        if op.name == "gpu.launch_func":
+            launch = op.opview
+            _, kernel = ir.SymbolRefAttr(op.attributes["kernel"]).value
+            kernel_func = kernels[kernel]
+            launches.append(KernelLaunch(
+                kernel_name=kernel,
+                grid=tuple(numbers[v] for v in (launch.gridSizeX, launch.gridSizeY,
+                                                 launch.gridSizeZ)),
+                block=tuple(numbers[v] for v in (launch.blockSizeX, launch.blockSizeY,
+                                                  launch.blockSizeZ)),
+                args=tuple((numbers[v], _arg_kind(v.type)) for v in launch.kernelOperands),
+                choices=_choices(kernel_func, kernels),
+                written=tuple(written_arguments(kernel_func)),
+            ))
+            continue
+        ops.append(_host_op(op, tuple(numbers[v] for v in op.operands)))
+        numbers[op.results[0]] = len(numbers)
+    return LaunchPlan(num_params=len(blocks[0].arguments), ops=tuple(ops),
+                      launches=tuple(launches))

@@ -16,7 +16,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mmath
 
-from .rewrites import gpu_modules, nested_ops
+from .ir_queries import gpu_modules, nested_ops
 
 
 def _equal(x: ir.Value, y: ir.Value) -> ir.Value:

@@ -25,7 +25,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mmath
 
-from .rewrites import LOOP_OPS, nested_ops, ops_named
+from .ir_queries import LOOP_OPS, nested_ops, ops_named
 
 
 def _as_fma(op: ir.Operation) -> ir.Value:

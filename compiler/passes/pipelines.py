@@ -3,7 +3,7 @@
 A pipeline is a tuple of pass strings, nested under ``builtin.module``; ``{name}``
 fields are filled from the target and the module by the stage that runs it
 (``stages.py``), with ``str.format`` (hence the doubled braces of pass options).
-The Python rewrites that run between them are in ``rewrites.py``.
+The Python rewrites that run between them are in ``gpu_rewrites.py`` and ``spirv_rewrites.py``.
 """
 
 # linalg stage: the frontend gives a parfor's body as its own function, one
@@ -32,7 +32,7 @@ LOOPS = (
 
 # gpu stage: each loop dimension becomes a dimension of the launch (dimension
 # i -> x, y, z), run as a range of work-items with no work-group size of its
-# own: rewrites.index_by_global_ids makes the kernels read their global ids, so
+# own: gpu_rewrites.index_by_global_ids makes the kernels read their global ids, so
 # the device runtime picks the work-group shape (see that rewrite for why).
 MAP_TO_GPU = (
     "func.func(gpu-map-parallel-loops)",
@@ -52,7 +52,7 @@ OUTLINE = (
     "canonicalize",
 )
 
-# gpu stage, once the kernels read bounded global ids (rewrites.bound_global_ids)
+# gpu stage, once the kernels read bounded global ids (gpu_rewrites.bound_global_ids)
 # and count their loops with scf.for (counted_loops.py): what the ranges of ids
 # and loop indices prove (an index is never negative) folds away.
 RANGES = (
@@ -62,7 +62,7 @@ RANGES = (
 
 # gpu stage of an explicit kernel, which the frontend writes as a gpu.func
 # calling its body: as in STRUCTURE, the body's stack slots become SSA values
-# and its branches scf ops (rewrites.inline_kernel_bodies then moves it into
+# and its branches scf ops (gpu_rewrites.inline_kernel_bodies then moves it into
 # the kernel, KERNEL_CLEANUP tidies up, which leaves its counted loops in the
 # shape counted_loops.py matches, and RANGES follows as for a parfor's kernels).
 KERNEL_STRUCTURE = (

@@ -35,15 +35,16 @@ from ..errors import UnsupportedError, XpucError
 from . import (
     counted_loops,
     disjoint,
+    gpu_rewrites,
+    ir_queries,
     lane_strides,
     math_expansions,
     ordered_reductions,
     pipelines,
-    rewrites,
+    spirv_rewrites,
     unswitch,
 )
-from .launch_plan import LaunchPlan
-from .plan import read_launch_plan
+from .launch_plan import LaunchPlan, read_launch_plan
 from .target import Target
 
 
@@ -137,7 +138,7 @@ def _compiler() -> _ThreadCompiler:
 
 def _structure(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     _compiler().run(module, pipelines.STRUCTURE)
-    rewrites.switches_to_ifs(module)
+    gpu_rewrites.switches_to_ifs(module)
     functions = [op for op in module.body.operations if op.operation.name == "func.func"]
     if len(functions) != 1:
         # the launch plan describes one host function
@@ -148,7 +149,7 @@ def _structure(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module
 def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     compiler = _compiler()
     compiler.run(module, pipelines.LOOPS)
-    ndim = rewrites.parallel_loop_dims(module)
+    ndim = ir_queries.parallel_loop_dims(module)
     if ndim == 0:
         # the loop had no effect (Numba pruned its body) and canonicalization
         # removed it: a plan with nothing to launch
@@ -156,15 +157,15 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
         return module
     if not 1 <= ndim <= 3:
         raise XpucError(f"expected a parallel loop of 1 to 3 dimensions, the deepest has {ndim}")
-    rewrites.normalize_loops(module)
+    gpu_rewrites.normalize_loops(module)
     compiler.run(module, pipelines.MAP_TO_GPU)
-    rewrites.sink_into_launches(module)
+    gpu_rewrites.sink_into_launches(module)
     compiler.run(module, pipelines.OUTLINE)
-    rewrites.index_by_global_ids(module)
-    rewrites.bound_global_ids(module)
+    gpu_rewrites.index_by_global_ids(module)
+    gpu_rewrites.bound_global_ids(module)
     counted_loops.to_for_loops(module)
     compiler.run(module, pipelines.RANGES)
-    rewrites.merge_gpu_modules(module)
+    gpu_rewrites.merge_gpu_modules(module)
     unswitch.split_on_unit_arguments(module)
     lane_strides.mark_row_walks(module)
     if target.vectorizes_work_items:
@@ -178,9 +179,9 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
 def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     compiler = _compiler()
     compiler.run(module, pipelines.KERNEL_STRUCTURE)
-    rewrites.switches_to_ifs(module)
-    rewrites.inline_kernel_bodies(module)
-    rewrites.bound_global_ids(module)
+    gpu_rewrites.switches_to_ifs(module)
+    gpu_rewrites.inline_kernel_bodies(module)
+    gpu_rewrites.bound_global_ids(module)
     compiler.run(module, pipelines.KERNEL_CLEANUP)
     counted_loops.to_for_loops(module)
     compiler.run(module, pipelines.RANGES)
@@ -190,25 +191,25 @@ def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir
 
 
 def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
-    rewrites.check_float_support(module, target)
+    spirv_rewrites.check_float_support(module, target)
     math_expansions.expand_math(module)
     if target.reorders_loop_reductions:
         ordered_reductions.keep_reduction_order(module)
-    rewrites.attach_spirv_abi(module)
+    spirv_rewrites.attach_spirv_abi(module)
     # read before the conversion, which drops the gpu.funcs' attributes
     row_walks = lane_strides.row_walking_kernels(module) if target.vectorizes_work_items else []
     disjoint_kernels = disjoint.disjoint_kernels(module)
     _compiler().run(module, pipelines.TO_SPIRV)
-    rewrites.hint_scalar_work_items(module, row_walks)
+    spirv_rewrites.hint_scalar_work_items(module, row_walks)
     disjoint.declare_restrict(module, disjoint_kernels)
-    rewrites.require_int64_atomics(module)
-    rewrites.check_kernel_abi(module)
+    spirv_rewrites.require_int64_atomics(module)
+    spirv_rewrites.check_kernel_abi(module)
     return module
 
 
 def _serialize(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     _compiler().run(module, pipelines.TO_BINARY)
-    binaries = rewrites.ops_named(module.operation, "gpu.binary")
+    binaries = ir_queries.ops_named(module.operation, "gpu.binary")
     if len(binaries) > 1:
         raise XpucError(f"expected one gpu.binary, found {len(binaries)}")
     # no binary: a parfor with nothing to launch

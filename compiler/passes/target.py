@@ -16,7 +16,7 @@ _BASE_CAPS = ("Addresses", "Kernel", "Int8", "Int16", "Int64", "Groups")
 class Target:
     """A device as code generation sees it. (Work-group sizes are not part of
     it: parfor kernels leave them to the device runtime, see
-    rewrites.index_by_global_ids.)"""
+    gpu_rewrites.index_by_global_ids.)"""
 
     fp64: bool = True
     fp16: bool = False

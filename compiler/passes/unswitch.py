@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .rewrites import copy_kernel, defining_op, integer_constant, ops_named, symbol_name
+from .ir_queries import copy_kernel, defining_op, integer_constant, ops_named, symbol_name
 
 # on a kernel: the name of its copy for unit arguments, and their positions
 UNIT_VARIANT, UNIT_ARGUMENTS = "xpuc.unit_variant", "xpuc.unit_arguments"

@@ -1,5 +1,7 @@
-"""IR rewrites and checks in Python between the pass pipelines, where upstream
-MLIR has no pass that does what the SPIR-V kernels and the launch plan need."""
+"""Python rewrites of the linalg and gpu stages, where upstream MLIR has no
+pass that does what the kernels and the launch plan need: branches as scf.if,
+loops normalized, values sunk into launches, launches merged into one
+gpu.module, kernels indexed by (bounded) global ids."""
 
 from __future__ import annotations
 
@@ -7,66 +9,13 @@ from mlir import ir
 from mlir.dialects import arith, gpu, scf
 
 from ..abi import MAX_WORK_ITEMS
-from ..errors import UnsupportedError, XpucError
-from .target import Target
+from ..errors import XpucError
+from .ir_queries import gpu_modules, is_within, nested_ops, ops_named, symbol_name
 
 # Ops that may be cloned into a launch body: pure, region-free, and the kernel
 # can compute them from the arguments it gets (ub.poison: the undefined initial
 # values of loop-carried variables that lift-cf-to-scf introduces).
 _SINKABLE_DIALECTS = ("arith", "math", "ub")
-
-
-# the ops a kernel's loops are by the gpu stage (scf.parallel is mapped to work-items)
-LOOP_OPS = ("scf.for", "scf.while")
-
-
-def nested_ops(root: ir.Operation) -> list[ir.Operation]:
-    """``root`` and every op nested in it, in pre-order."""
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
-def ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
-    """Every op called ``name`` nested in ``root``, in pre-order."""
-    return [op for op in nested_ops(root) if op.name == name]
-
-
-def defining_op(value: ir.Value) -> ir.Operation | None:
-    """The op that computes ``value``; None for a block argument."""
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
-
-
-def integer_constant(value: ir.Value) -> int | None:
-    """``value``'s integer if an arith.constant computes it, else None."""
-    op = defining_op(value)
-    if op is None or op.name != "arith.constant":
-        return None
-    attr = op.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
-
-def symbol_name(op: ir.Operation) -> str:
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
-def copy_kernel(kernel: ir.Operation, name: str) -> ir.Operation:
-    """A copy of the gpu.func ``kernel`` called ``name``, placed after it."""
-    copy = kernel.clone(ir.InsertionPoint.after(kernel))
-    copy.attributes["sym_name"] = ir.StringAttr.get(name)
-    return copy
-
-
-def parallel_loop_dims(module: ir.Module) -> int:
-    """The most dimensions of any scf.parallel in ``module`` (0 if it has none)."""
-    loops = ops_named(module.operation, "scf.parallel")
-    return max((len(loop.regions[0].blocks[0].arguments) for loop in loops), default=0)
 
 
 def switches_to_ifs(module: ir.Module) -> None:
@@ -139,16 +88,6 @@ def normalize_loops(module: ir.Module) -> None:
                     counter.replace_all_uses_except(index, scaled.owner.operation)
 
 
-def is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
-    """Whether ``op`` is nested, at any depth, in ``ancestor``'s regions."""
-    parent = op.parent
-    while parent is not None:
-        if parent == ancestor:
-            return True
-        parent = parent.parent
-    return False
-
-
 def sink_into_launches(module: ir.Module) -> None:
     """Clone into each gpu.launch body the arith and math ops it uses from outside.
 
@@ -190,11 +129,6 @@ class _LaunchSinker:
                 clone.operands[index] = operand
             self.clones.update(zip(definer.results, clone.results, strict=True))
         return self.clones[value]
-
-
-def gpu_modules(module: ir.Module) -> list[ir.Operation]:
-    """The module's gpu.modules (the kernels' containers), in order."""
-    return [op.operation for op in module.body.operations if op.operation.name == "gpu.module"]
 
 
 def merge_gpu_modules(module: ir.Module) -> None:
@@ -283,97 +217,3 @@ def bound_global_ids(module: ir.Module) -> None:
     bound = ir.IntegerAttr.get(ir.IndexType.get(), MAX_WORK_ITEMS)
     for global_id in ops_named(module.operation, "gpu.global_id"):
         global_id.attributes["upper_bound"] = bound
-
-
-def attach_spirv_abi(module: ir.Module) -> None:
-    """Give the kernels what convert-gpu-to-spirv and convert-math-to-spirv need.
-
-    A parfor kernel's ``spirv.entry_point_abi`` sets no LocalSize (see
-    index_by_global_ids); the gpu.module's ``spirv.target_env`` is the target
-    spirv-attach-target set, without which math ops become GLSL instructions,
-    invalid in OpenCL.
-    """
-    for gpu_module in gpu_modules(module):
-        gpu_module.attributes["spirv.target_env"] = ir.ArrayAttr(
-            gpu_module.attributes["targets"])[0]
-        for kernel in ops_named(gpu_module, "gpu.func"):
-            if "spirv.entry_point_abi" not in kernel.attributes:  # an explicit kernel has its own
-                kernel.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
-                    "#spirv.entry_point_abi<>")
-
-
-# SPIR-V's VecTypeHint operand for one 32-bit integer: the low 16 bits name the
-# component type (2: i32), the high 16 bits the number of components
-_SCALAR_VEC_TYPE_HINT = (1 << 16) | 2
-
-
-def hint_scalar_work_items(module: ir.Module, kernels: list[str]) -> None:
-    """Give each of ``kernels`` (SPIR-V functions by now) a VecTypeHint.
-
-    Intel's OpenCL CPU compiler does not vectorize a kernel that carries a
-    type hint across work-items (it takes the hint to mean that the kernel is
-    vectorized by hand; any hint does, scalar or vector, checked in its
-    assembly with CL_CONFIG_DUMP_ASM), but still vectorizes the kernel's
-    inner loops. It is the only per-kernel switch the device has, and the
-    kernels that walk rows need it (see lane_strides)."""
-    for spirv_module in ops_named(module.operation, "spirv.module"):
-        body = spirv_module.regions[0].blocks[0]
-        for kernel in ops_named(spirv_module, "spirv.func"):
-            if symbol_name(kernel) in kernels:
-                with kernel.location:
-                    ir.InsertionPoint(body).insert(ir.Operation.parse(
-                        f'spirv.ExecutionMode @{symbol_name(kernel)} "VecTypeHint", '
-                        f"{_SCALAR_VEC_TYPE_HINT}"))
-
-
-def check_kernel_abi(module: ir.Module) -> None:
-    """Check that each SPIR-V kernel takes exactly its launch's operands.
-
-    The launch plan passes one argument per gpu.launch_func operand: that holds
-    only while every memref lowers to one bare pointer (no size arguments).
-    """
-    param_counts = {
-        symbol_name(fn): len(fn.regions[0].blocks[0].arguments)
-        for fn in ops_named(module.operation, "spirv.func")
-    }
-    for launch in ops_named(module.operation, "gpu.launch_func"):
-        _, kernel = ir.SymbolRefAttr(launch.attributes["kernel"]).value
-        operands = len(launch.opview.kernelOperands)
-        if param_counts.get(kernel) != operands:
-            raise XpucError(f"SPIR-V kernel '{kernel}' takes {param_counts.get(kernel)} "
-                            f"arguments but its launch passes {operands}")
-
-
-def require_int64_atomics(module: ir.Module) -> None:
-    """Declare the Int64Atomics capability in each SPIR-V module with 64-bit
-    atomics: spirv-update-vce does not know that they need it (and a module
-    without it is invalid)."""
-    for spirv_module in ops_named(module.operation, "spirv.module"):
-        wide = any(op.name.startswith("spirv.Atomic")
-                   and any(isinstance(r.type, ir.IntegerType) and r.type.width == 64
-                           for r in op.results)
-                   for op in nested_ops(spirv_module))
-        triple = str(spirv_module.attributes["vce_triple"])
-        if wide and "Int64Atomics" not in triple:
-            spirv_module.attributes["vce_triple"] = ir.Attribute.parse(
-                triple.replace("[", "[Int64Atomics, ", 1))
-
-
-def check_float_support(module: ir.Module, target: Target) -> None:
-    """Refuse a kernel that uses a float type the device lacks, naming both,
-    rather than let the SPIR-V conversion fail on the whole kernel."""
-    missing = {ir.F64Type: "fp64"} if not target.fp64 else {}
-    missing.update({ir.F16Type: "fp16"} if not target.fp16 else {})
-    for kernel in ops_named(module.operation, "gpu.func"):
-        for op in nested_ops(kernel):
-            values = [*op.results, *(arg for region in op.regions
-                                     for block in region.blocks for arg in block.arguments)]
-            for value in values:
-                value_type = value.type
-                if isinstance(value_type, ir.ShapedType):
-                    value_type = value_type.element_type
-                for float_type, aspect in missing.items():
-                    if isinstance(value_type, float_type):
-                        raise UnsupportedError(
-                            f"kernel '{symbol_name(kernel)}' uses {value_type} ({op.name}), "
-                            f"but the device has no {aspect}")

@@ -1,0 +1,73 @@
+"""Queries of MLIR modules that the passes share: walking ops, reading
+constants and symbols, copying a kernel."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+# the ops a kernel's loops are by the gpu stage (scf.parallel is mapped to work-items)
+LOOP_OPS = ("scf.for", "scf.while")
+
+
+def nested_ops(root: ir.Operation) -> list[ir.Operation]:
+    """``root`` and every op nested in it, in pre-order."""
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
+    """Every op called ``name`` nested in ``root``, in pre-order."""
+    return [op for op in nested_ops(root) if op.name == name]
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The op that computes ``value``; None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def integer_constant(value: ir.Value) -> int | None:
+    """``value``'s integer if an arith.constant computes it, else None."""
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def symbol_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    """Whether ``op`` is nested, at any depth, in ``ancestor``'s regions."""
+    parent = op.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def gpu_modules(module: ir.Module) -> list[ir.Operation]:
+    """The module's gpu.modules (the kernels' containers), in order."""
+    return [op.operation for op in module.body.operations if op.operation.name == "gpu.module"]
+
+
+def parallel_loop_dims(module: ir.Module) -> int:
+    """The most dimensions of any scf.parallel in ``module`` (0 if it has none)."""
+    loops = ops_named(module.operation, "scf.parallel")
+    return max((len(loop.regions[0].blocks[0].arguments) for loop in loops), default=0)
+
+
+def copy_kernel(kernel: ir.Operation, name: str) -> ir.Operation:
+    """A copy of the gpu.func ``kernel`` called ``name``, placed after it."""
+    copy = kernel.clone(ir.InsertionPoint.after(kernel))
+    copy.attributes["sym_name"] = ir.StringAttr.get(name)
+    return copy

@@ -1,0 +1,105 @@
+"""Python rewrites and checks of the spirv stage, around convert-gpu-to-spirv:
+what the conversion needs on each kernel, what the device compiler is told,
+and what the launch plan and the device rely on."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ..errors import UnsupportedError, XpucError
+from .ir_queries import gpu_modules, nested_ops, ops_named, symbol_name
+from .target import Target
+
+
+def attach_spirv_abi(module: ir.Module) -> None:
+    """Give the kernels what convert-gpu-to-spirv and convert-math-to-spirv need.
+
+    A parfor kernel's ``spirv.entry_point_abi`` sets no LocalSize (see
+    index_by_global_ids); the gpu.module's ``spirv.target_env`` is the target
+    spirv-attach-target set, without which math ops become GLSL instructions,
+    invalid in OpenCL.
+    """
+    for gpu_module in gpu_modules(module):
+        gpu_module.attributes["spirv.target_env"] = ir.ArrayAttr(
+            gpu_module.attributes["targets"])[0]
+        for kernel in ops_named(gpu_module, "gpu.func"):
+            if "spirv.entry_point_abi" not in kernel.attributes:  # an explicit kernel has its own
+                kernel.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
+                    "#spirv.entry_point_abi<>")
+
+
+# SPIR-V's VecTypeHint operand for one 32-bit integer: the low 16 bits name the
+# component type (2: i32), the high 16 bits the number of components
+_SCALAR_VEC_TYPE_HINT = (1 << 16) | 2
+
+
+def hint_scalar_work_items(module: ir.Module, kernels: list[str]) -> None:
+    """Give each of ``kernels`` (SPIR-V functions by now) a VecTypeHint.
+
+    Intel's OpenCL CPU compiler does not vectorize a kernel that carries a
+    type hint across work-items (it takes the hint to mean that the kernel is
+    vectorized by hand; any hint does, scalar or vector, checked in its
+    assembly with CL_CONFIG_DUMP_ASM), but still vectorizes the kernel's
+    inner loops. It is the only per-kernel switch the device has, and the
+    kernels that walk rows need it (see lane_strides)."""
+    for spirv_module in ops_named(module.operation, "spirv.module"):
+        body = spirv_module.regions[0].blocks[0]
+        for kernel in ops_named(spirv_module, "spirv.func"):
+            if symbol_name(kernel) in kernels:
+                with kernel.location:
+                    ir.InsertionPoint(body).insert(ir.Operation.parse(
+                        f'spirv.ExecutionMode @{symbol_name(kernel)} "VecTypeHint", '
+                        f"{_SCALAR_VEC_TYPE_HINT}"))
+
+
+def check_kernel_abi(module: ir.Module) -> None:
+    """Check that each SPIR-V kernel takes exactly its launch's operands.
+
+    The launch plan passes one argument per gpu.launch_func operand: that holds
+    only while every memref lowers to one bare pointer (no size arguments).
+    """
+    param_counts = {
+        symbol_name(fn): len(fn.regions[0].blocks[0].arguments)
+        for fn in ops_named(module.operation, "spirv.func")
+    }
+    for launch in ops_named(module.operation, "gpu.launch_func"):
+        _, kernel = ir.SymbolRefAttr(launch.attributes["kernel"]).value
+        operands = len(launch.opview.kernelOperands)
+        if param_counts.get(kernel) != operands:
+            raise XpucError(f"SPIR-V kernel '{kernel}' takes {param_counts.get(kernel)} "
+                            f"arguments but its launch passes {operands}")
+
+
+def require_int64_atomics(module: ir.Module) -> None:
+    """Declare the Int64Atomics capability in each SPIR-V module with 64-bit
+    atomics: spirv-update-vce does not know that they need it (and a module
+    without it is invalid)."""
+    for spirv_module in ops_named(module.operation, "spirv.module"):
+        wide = any(op.name.startswith("spirv.Atomic")
+                   and any(isinstance(r.type, ir.IntegerType) and r.type.width == 64
+                           for r in op.results)
+                   for op in nested_ops(spirv_module))
+        triple = str(spirv_module.attributes["vce_triple"])
+        if wide and "Int64Atomics" not in triple:
+            spirv_module.attributes["vce_triple"] = ir.Attribute.parse(
+                triple.replace("[", "[Int64Atomics, ", 1))
+
+
+def check_float_support(module: ir.Module, target: Target) -> None:
+    """Refuse a kernel that uses a float type the device lacks, naming both,
+    rather than let the SPIR-V conversion fail on the whole kernel."""
+    missing = {ir.F64Type: "fp64"} if not target.fp64 else {}
+    missing.update({ir.F16Type: "fp16"} if not target.fp16 else {})
+    for kernel in ops_named(module.operation, "gpu.func"):
+        for op in nested_ops(kernel):
+            values = [*op.results, *(arg for region in op.regions
+                                     for block in region.blocks for arg in block.arguments)]
+            for value in values:
+                value_type = value.type
+                if isinstance(value_type, ir.ShapedType):
+                    value_type = value_type.element_type
+                for float_type, aspect in missing.items():
+                    if isinstance(value_type, float_type):
+                        raise UnsupportedError(
+                            f"kernel '{symbol_name(kernel)}' uses {value_type} ({op.name}), "
+                            f"but the device has no {aspect}")
