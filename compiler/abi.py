@@ -200,6 +200,7 @@ ENTRIES: dict[str, Entry] = {
         # calls and their buffers
         _entry("xpuc_call_begin", "status", ("queue", "queue*")),
         _entry("xpuc_call_end", "status"),
+        _entry("xpuc_use_system_memory", "status", ("on", "i32")),
         _entry("xpuc_call_register", "status", ("host", "void*"), ("nbytes", "i64")),
         _entry("xpuc_buffer_acquire", "status", ("host", "void*"), ("nbytes", "i64"),
                ("copy_in", "i32"), ("device", "void**"), host_code=True),

@@ -344,6 +344,21 @@ def reset_stats() -> None:
     _lib.xpuc_reset_stats()
 
 
+COPY_HOST_ARRAYS_VARIABLE = "XPUC_COPY_HOST_ARRAYS"
+
+
+def use_system_memory(on: bool) -> None:
+    """On a device that can use host system memory (aspect
+    ``usm_system_allocations``), let kernels use NumPy arrays in place (the
+    default), or, off, copy them as other devices need; ``XPUC_COPY_HOST_ARRAYS=1``
+    turns it off at import."""
+    check(_lib.xpuc_use_system_memory(int(on)))
+
+
+if os.environ.get(COPY_HOST_ARRAYS_VARIABLE) == "1":
+    use_system_memory(False)
+
+
 TRACE_VARIABLE = "XPUC_TRACE_LAUNCHES"
 
 

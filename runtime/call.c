@@ -32,6 +32,21 @@ static _Thread_local struct {
     int32_t count, capacity;
 } call;
 
+/* Whether kernels use host arrays in place (xpuc_use_system_memory). */
+static int32_t system_memory_allowed = 1;
+
+int xpuc_use_system_memory(int32_t on)
+{
+    __atomic_store_n(&system_memory_allowed, on != 0, __ATOMIC_RELAXED);
+    return XPUC_OK;
+}
+
+/* Whether the current call's kernels take host arrays as they are. */
+static bool in_place(void)
+{
+    return call.queue->system_memory && __atomic_load_n(&system_memory_allowed, __ATOMIC_RELAXED);
+}
+
 xpuc_queue *call_queue(void) { return call.queue; }
 
 void call_launched(void) { call.epoch++; }
@@ -131,6 +146,8 @@ int xpuc_call_register(void *host, int64_t nbytes)
     if (nbytes < 0 || (nbytes > 0 && !host))
         return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_call_register (%lld bytes)",
                     (long long)nbytes);
+    if (in_place())
+        return XPUC_OK; /* kernels use the host memory itself: nothing to keep in sync */
     char *start = host, *end = start + nbytes;
     /* Overlapping regions (two views of one array) become one, so that each
      * byte has one device copy. Merging is only possible before any of them
@@ -203,6 +220,10 @@ int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **devi
     if (!device || nbytes < 0 || (nbytes > 0 && !host))
         return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_buffer_acquire (%lld bytes)",
                     (long long)nbytes);
+    if (in_place()) {
+        *device = host;
+        return XPUC_OK;
+    }
     buffer *b = find_buffer(host, nbytes);
     if (b && b->resident)
         return acquire_resident(b, host, device);
@@ -230,6 +251,8 @@ int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out)
 {
     if (!call.queue)
         return no_call("xpuc_buffer_release");
+    if (in_place())
+        return XPUC_OK;
     buffer *b = find_buffer(host, nbytes);
     if (!b && is_call_usm(host))
         return XPUC_OK;

@@ -41,6 +41,8 @@ struct xpuc_queue {
     char device_name[256];
     /* A CPU device, whose USM is the host's own memory (advise_pages, memory.c). */
     bool host_memory;
+    /* Kernels can read and write host system memory (malloc'd, NumPy's). */
+    bool system_memory;
     /* The number of the (context, device) pair in this process: kernels
      * built for one queue of the pair serve all of them, found by integers
      * instead of comparing SYCL objects at each launch. */

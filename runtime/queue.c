@@ -29,6 +29,7 @@ int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out)
     snprintf(q->device_name, sizeof q->device_name, "%s", name ? name : "?");
     DPCTLCString_Delete(name);
     q->host_memory = DPCTLDevice_IsCPU(q->device);
+    q->system_memory = DPCTLDevice_HasAspect(q->device, usm_system_allocations);
     int status = target_number(q->context, q->device, &q->target);
     if (status != XPUC_OK) {
         xpuc_queue_release(q);

@@ -88,6 +88,12 @@ int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nby
 int xpuc_call_begin(xpuc_queue *queue);
 int xpuc_call_end(void);
 
+/* On a device that can use host system memory (aspect usm_system_allocations,
+ * as a CPU device has), kernels use host arrays in place: the calls below then
+ * allocate and copy nothing. On by default; off (or XPUC_COPY_HOST_ARRAYS=1 in
+ * xpuc's Python) forces the copies every other device needs, to test them. */
+int xpuc_use_system_memory(int32_t on);
+
 /* Registers host memory that outlives the call (a NumPy argument's bytes) as
  * resident: it is copied to the device before the first kernel that uses it
  * and stays there; kernels' writes are copied back when host code touches it

@@ -9,6 +9,8 @@ import tempfile
 
 import pytest
 
+import xpuc.runtime
+
 _dump_dir = tempfile.mkdtemp(prefix="xpuc-kernels-")
 os.environ["XPUC_DUMP_DIR"] = _dump_dir  # read by xpuc at each kernel compile
 
@@ -39,3 +41,13 @@ def spirv_is_valid():
                                    capture_output=True, text=True)
         if check.returncode != 0:
             pytest.fail(f"invalid SPIR-V {name}: {check.stdout}{check.stderr}")
+
+
+@pytest.fixture
+def copying_host_arrays():
+    """SPEC rule 5's copies of NumPy arrays, which a device that cannot use host
+    memory needs, forced on the CPU device (which can, and by default uses the
+    arrays in place)."""
+    xpuc.runtime.use_system_memory(False)
+    yield
+    xpuc.runtime.use_system_memory(True)

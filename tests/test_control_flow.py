@@ -422,3 +422,39 @@ def test_loops_counting_from_a_work_item_index(fn, counted, wraps):
     gpu = fn.inspect_mlir("gpu")
     assert ("scf.while" not in gpu) == counted
     assert bool(WRAPAROUND.search(gpu)) == wraps
+
+
+@xpuc.jit
+def kmeans_step(points, centroids, chunk):
+    """One k-means step as users write it for threads: a prange over chunks of
+    points, each summing its points into its own row (constants 1e300 and 1e-12
+    have no decimal point in Python's repr, which broke the linalg stage)."""
+    n, d = points.shape
+    k = centroids.shape[0]
+    chunks = (n + chunk - 1) // chunk
+    sums = np.zeros((chunks, k, d))
+    counts = np.zeros((chunks, k))
+    for c in numba.prange(chunks):
+        for i in range(c * chunk, min((c + 1) * chunk, n)):
+            best, best_distance = 0, 1e300
+            for j in range(k):
+                distance = 0.0
+                for m in range(d):
+                    diff = points[i, m] - centroids[j, m]
+                    distance += diff * diff
+                if distance < best_distance:
+                    best, best_distance = j, distance
+            counts[c, best] += 1.0
+            for m in range(d):
+                sums[c, best, m] += points[i, m]
+    return sums.sum(axis=0) / np.maximum(counts.sum(axis=0), 1e-12).reshape(k, 1)
+
+
+def test_kmeans_step_over_chunks_of_points():
+    rng = np.random.default_rng(3)
+    points, centroids = rng.random((5000, 4)), rng.random((6, 4))
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        device = kmeans_step(points, centroids, 256)
+    assert xpuc.stats()["kernel_launches"] > 0, "nothing ran on the device"
+    np.testing.assert_allclose(device, kmeans_step(points, centroids, 256), rtol=1e-13)

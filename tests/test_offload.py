@@ -392,6 +392,7 @@ def test_views_with_and_without_unit_inner_strides_share_one_kernel():
     assert compiled == [1, 0, 0]
 
 
+@pytest.mark.usefixtures("copying_host_arrays")
 def test_data_movement_of_numpy_arguments():
     """Inputs go in once, the result comes back, the freshly allocated result is
     not copied in, and every device buffer is freed when the call returns."""
@@ -432,6 +433,7 @@ def test_integer_division_by_zero_gives_zero_like_numpy():
         np.testing.assert_array_equal(result, a // b + a % b)
 
 
+@pytest.mark.usefixtures("copying_host_arrays")
 def test_one_array_passed_several_times_is_copied_in_once():
     a = data(1000, np.float64)
     offload(fma, a, a, a)

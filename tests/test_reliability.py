@@ -168,7 +168,10 @@ def test_empty_and_size_one_arrays(shape, where):
     np.testing.assert_array_equal(out, expected_out)
     np.testing.assert_array_equal(added, a + 1)
     assert summed == a.sum()
-    assert xpuc.stats()["kernel_launches"] == 3
+    # a parfor over an empty range launches nothing: fn's runs over a's rows,
+    # a + 1 over its elements, and the sum's kernel (over its work-items, not
+    # the array) always runs
+    assert xpuc.stats()["kernel_launches"] == (shape[0] > 0) + (a.size > 0) + 1
     assert_no_leak()
 
 
@@ -318,6 +321,8 @@ def test_allocation_larger_than_the_device():
 
         queue = dpctl.SyclQueue("opencl:cpu")
         too_many = queue.sycl_device.max_mem_alloc_size // 8 + 1
+        # with host memory in place the kernel would write it all
+        xpuc.runtime.use_system_memory(False)
         xpuc.reset_stats()
         try:
             with xpuc.device_context(queue):

@@ -1,4 +1,5 @@
-"""NumPy arguments inside a device context (SPEC rule 5): each is copied to the
+"""NumPy arguments inside a device context (SPEC rule 5) on a device that
+cannot use host memory (forced here on the CPU device): each is copied to the
 device once, stays there across parfors while host code leaves it alone, is
 synced when host code reads or writes it, and holds the kernels' results when
 the call returns. The byte counters show exactly which copies happened."""
@@ -9,6 +10,8 @@ import pytest
 from device_support import offload
 
 import xpuc
+
+pytestmark = pytest.mark.usefixtures("copying_host_arrays")
 
 
 @xpuc.jit

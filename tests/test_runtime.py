@@ -37,7 +37,9 @@ def sycl_queue() -> dpctl.SyclQueue:
 
 
 @pytest.fixture
-def queue(sycl_queue) -> rt.Queue:
+def queue(sycl_queue, copying_host_arrays) -> rt.Queue:
+    """The CPU device's queue, copying host arrays as other devices need: the
+    buffer tests check those copies."""
     rt.reset_stats()
     return rt.queue_handle(sycl_queue)
 
@@ -235,6 +237,25 @@ def test_copy_with_bad_arguments(queue):
 
 
 # ---- calls and their buffers -------------------------------------------------
+
+
+def test_host_arrays_are_used_in_place_on_a_device_that_can(sycl_queue):
+    """The CPU device has usm_system_allocations: a buffer is the host memory
+    itself, with nothing allocated, copied or registered."""
+    assert sycl_queue.sycl_device.has_aspect_usm_system_allocations
+    queue = rt.queue_handle(sycl_queue)
+    rt.reset_stats()
+    host = np.arange(10, dtype=np.int64)
+    rt.call_begin(queue)
+    try:
+        rt.call_register(ptr(host), host.nbytes)
+        assert rt.buffer_acquire(ptr(host), host.nbytes, copy_in=True) == ptr(host)
+        assert rt.buffer_acquire(ptr(host[3:]), 8, copy_in=False) == ptr(host[3:])
+        rt.buffer_release(ptr(host), host.nbytes, copy_out=True)
+        rt.host_access(ptr(host), host.nbytes, writes=True)
+    finally:
+        rt.call_end()
+    assert_counts(h2d_bytes=0, d2h_bytes=0, usm_allocs=0, usm_frees=0)
 
 
 def test_buffers_are_reused_within_a_call(queue):
