@@ -16,7 +16,14 @@ from mlir import ir
 
 import xpuc
 from xpuc.dialects import BOOL, F32, F64, I8, I16, I32, I64, INDEX, U8, U16, U32, U64
-from xpuc.dialects.literals import float_literal, integer_literal, scalar_literal
+from xpuc.dialects.builder import Builder, located
+from xpuc.dialects.literals import (
+    float_literal,
+    integer_literal,
+    location_literal,
+    scalar_literal,
+    string_literal,
+)
 
 FLOAT64_EDGES = [
     0.0, -0.0, 5e-324, -5e-324, 2.225073858507201e-308, 2.2250738585072014e-308,
@@ -113,6 +120,41 @@ def test_bool_and_index_literals():
     assert ir.BoolAttr(parsed_constant(scalar_literal(True, BOOL))).value is True
     assert ir.BoolAttr(parsed_constant(scalar_literal(False, BOOL))).value is False
     assert ir.IntegerAttr(parsed_constant(scalar_literal(2**40, INDEX))).value == 2**40
+
+
+FILENAMES = ["plain.py", "/home/me/my project/run.py", 'quote"d.py', "back\\slash.py",
+             "tab\tand\nnewline.py", "ünïcødé/数値.py", "<string>", "loc(\"x\":1:2).py"]
+
+
+@pytest.mark.parametrize("filename", FILENAMES)
+def test_location_literal_parses_to_the_same_file_line_and_column(filename):
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(
+            f"func.func @f() {{\n  return {location_literal(filename, 12, 7)}\n}}")
+        location = module.body.operations[0].regions[0].blocks[0].operations[0].location
+        assert (location.filename, location.start_line, location.start_col) == \
+            (filename, 12, 7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_any_string_literal_round_trips(text):
+    with ir.Context():
+        assert ir.StringAttr(ir.Attribute.parse(string_literal(text))).value == text
+
+
+def test_ops_carry_the_location_current_when_they_are_emitted():
+    here, there = location_literal("f.py", 3), location_literal("f.py", 4)
+    b = Builder(depth=0, location=here)
+    with b.region("scf.if %c"):
+        b.location = there
+        b.emit("memref.store %x, %m[] : memref<f64>")
+        b.emit("} else {", indent=-1)
+        b.emit("^bb0(%y: f64):", indent=-1)
+    assert b.lines == ["scf.if %c {", f"  memref.store %x, %m[] : memref<f64> {there}",
+                       "} else {", "^bb0(%y: f64):", f"}} {here}"]
+    assert b.location == there  # the ops after the region are the body's statement's
+    assert located("%v1 = arith.addf %a, %b : f64", None) == "%v1 = arith.addf %a, %b : f64"
 
 
 # ---- constants in compiled code, against Numba on the CPU ----------------------

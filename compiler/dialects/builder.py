@@ -1,7 +1,9 @@
 """An SSA text builder for MLIR: emit rules append ops and get back named values.
 
 Text, not the bindings' op builders: the output is what the ``linalg`` stage
-prints, and the passes layer parses and verifies it."""
+prints, and the passes layer parses and verifies it. Every op carries the
+location of the user's code it was translated from (``Builder.location``),
+so that an error in any later stage names the user's file and line."""
 
 from __future__ import annotations
 
@@ -19,10 +21,22 @@ class Value:
     type: ScalarType
 
 
+def located(line: str, location: str | None) -> str:
+    """``line`` with ``location`` appended if the line ends an op: not a block
+    label (``^bb0(...):``), not a line opening a region (``... {``, ``} else {``);
+    a region's closing ``}`` ends its op."""
+    text = line.rstrip()
+    if location is None or text.endswith(("{", ":")) or text.lstrip().startswith("^"):
+        return line
+    return f"{text} {location}"
+
+
 class Builder:
-    def __init__(self, depth: int = 2) -> None:
-        """``depth``: the indentation level of the first lines emitted."""
+    def __init__(self, depth: int = 2, location: str | None = None) -> None:
+        """``depth``: the indentation level of the first lines emitted;
+        ``location``: the ``loc(...)`` of the ops emitted until it changes."""
         self.lines: list[str] = []
+        self.location = location
         self._count = 0
         self._depth = depth
 
@@ -32,7 +46,7 @@ class Builder:
 
     def emit(self, text: str, indent: int = 0) -> None:
         """Append a line; ``indent=-1`` for block labels, which sit one level out."""
-        self.lines.append("  " * (self._depth + indent) + text)
+        self.lines.append("  " * (self._depth + indent) + located(text, self.location))
 
     def op(self, text: str, result: ScalarType) -> Value:
         """Append ``%name = text`` and return the result."""
@@ -42,14 +56,18 @@ class Builder:
 
     @contextmanager
     def region(self, header: str, footer: str = "}") -> Iterator[None]:
-        """Lines emitted inside are nested in ``header { ... footer``."""
+        """Lines emitted inside are nested in ``header { ... footer``; the op
+        takes the location current at its header, whatever its body's are."""
+        location = self.location
         self.emit(header + " {")
         self._depth += 1
         try:
             yield
         finally:
             self._depth -= 1
+            body_location, self.location = self.location, location
             self.emit(footer)
+            self.location = body_location
 
     def constant(self, value: int | float | bool, type: ScalarType) -> Value:
         return self.op(f"arith.constant {scalar_literal(value, type)}", type)

@@ -60,6 +60,19 @@ def bool_literal(value: bool) -> str:
     return "true" if value else "false"
 
 
+def string_literal(text: str) -> str:
+    """``text`` as an MLIR string literal: quoted, each byte of its UTF-8 that
+    is not printable ASCII (and the quote and backslash) as ``\\XX``."""
+    return '"' + "".join(chr(byte) if 0x20 <= byte < 0x7F and byte not in b'"\\'
+                         else f"\\{byte:02X}" for byte in text.encode()) + '"'
+
+
+def location_literal(filename: str, line: int, column: int = 0) -> str:
+    """The location ``filename:line:column`` of the user's code, as an op's
+    trailing ``loc(...)``."""
+    return f"loc({string_literal(filename)}:{int(line)}:{int(column)})"
+
+
 def scalar_literal(value: int | float | bool, type: ScalarType) -> str:
     """``value`` as an ``arith.constant`` attribute of ``type``, with its type."""
     if type.kind == "b":
