@@ -53,6 +53,26 @@ def test_array_expression_over_empty_arrays_launches_nothing(shape):
     assert result.shape == shape and result.dtype == np.float64
 
 
+def test_in_place_arithmetic_on_bool_arrays_follows_numpy():
+    @xpuc.jit
+    def accumulate(a, b):
+        a += b  # logical or
+        c = a * b  # logical and
+        c *= a
+        return c + b
+
+    rng = np.random.default_rng(7)
+    a, b = rng.random(257) < 0.5, rng.random(257) < 0.5
+    expected_a = a.copy()
+    expected_a += b
+    expected = expected_a * b
+    expected *= expected_a
+    result = offload(accumulate, a, b)
+    assert result.dtype == np.bool_
+    np.testing.assert_array_equal(result, expected + b)
+    np.testing.assert_array_equal(a, expected_a)
+
+
 def test_bool_arrays():
     @xpuc.jit
     def logic(p, q):

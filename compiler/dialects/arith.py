@@ -82,17 +82,21 @@ def _float_args(b: Builder, args: Sequence[Value], result: ScalarType) -> list[V
     return [cast(b, a, to) for a in args]
 
 
-def _by_kind(float_op: str, int_op: str):
+def _by_kind(float_op: str, int_op: str, bool_op: str | None = None):
+    """An op by its operands' kind. On bools (NumPy's ``??->?`` loops, as in
+    ``a += b`` of bool arrays) add is logical or and multiply logical and."""
     def emit(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
         lhs, rhs = args
+        if lhs.type == BOOL and bool_op is not None:
+            return binary(b, bool_op, lhs, rhs)
         return binary(b, float_op if lhs.type.is_float else int_op, lhs, rhs)
 
     return emit
 
 
-rule(operator.add, operator.iadd, np.add)(_by_kind("arith.addf", "arith.addi"))
+rule(operator.add, operator.iadd, np.add)(_by_kind("arith.addf", "arith.addi", "arith.ori"))
 rule(operator.sub, operator.isub, np.subtract)(_by_kind("arith.subf", "arith.subi"))
-rule(operator.mul, operator.imul, np.multiply)(_by_kind("arith.mulf", "arith.muli"))
+rule(operator.mul, operator.imul, np.multiply)(_by_kind("arith.mulf", "arith.muli", "arith.andi"))
 
 
 @rule(operator.truediv, operator.itruediv, np.true_divide)
