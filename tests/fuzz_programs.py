@@ -249,7 +249,10 @@ def compare(program: Program, directory: Path) -> None:
         actual = xpuc.jit(kernel)(
             *[op.view_of(base) for op, base in zip(program.operands, device_bases)])
     stats = xpuc.stats()
-    assert stats["kernel_launches"] > 0, "nothing ran on the device"
+    # a fresh function, compiled for the device; its kernels launched unless
+    # an operand is empty (a parfor over an empty range launches nothing)
+    assert stats["kernels_compiled"] > 0, "nothing was offloaded"
+    assert stats["kernel_launches"] > 0 or not all(op.view.size for op in program.operands)
     assert stats["usm_allocs"] == stats["usm_frees"], stats
     assert np.asarray(actual).dtype == np.asarray(expected).dtype
     tol = tolerance(program, expected)

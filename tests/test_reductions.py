@@ -16,7 +16,7 @@ from device_support import DEVICE, offload
 from mlir import ir
 
 import xpuc
-from xpuc.frontend.parfor_to_mlir import REDUCTION_WORK_ITEMS, reduction_lanes
+from xpuc.frontend.parfor_reductions import REDUCTION_WORK_ITEMS, reduction_lanes
 from xpuc.passes.ir_queries import ops_named
 from xpuc.passes.lane_strides import Stride, access_strides
 from xpuc.targets import target_for

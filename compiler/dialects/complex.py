@@ -28,7 +28,7 @@ class Complex:
 
 
 ComplexRule = Callable[[Builder, Sequence[Complex]], "Complex | Value"]
-_RULES: RuleTable[ComplexRule] = RuleTable()
+_RULES: RuleTable[object, ComplexRule] = RuleTable("complex emit")
 complex_rule = _RULES.rule
 lookup_complex_rule = _RULES.lookup
 

@@ -1,7 +1,9 @@
-"""The table of emit rules, keyed by the operator or callee they implement
-(``operator.add``, ``math.sin``, ``numpy.sin``, ...), as JAX keeps one lowering
-rule per primitive. A rule gets its operands already cast to the argument types
-Numba typed the call with, and returns a value of the result type."""
+"""Rule tables, and the table of emit rules, keyed by the operator or callee
+they implement (``operator.add``, ``math.sin``, ``numpy.sin``, ...), as JAX
+keeps one lowering rule per primitive. An emit rule gets its operands already
+cast to the argument types Numba typed the call with, and returns a value of
+the result type. The frontend keeps its translation rules in tables of the
+same kind (frontend/translation.py)."""
 
 from __future__ import annotations
 
@@ -14,28 +16,31 @@ if TYPE_CHECKING:
 
 Rule = Callable[["Builder", "Sequence[Value]", "ScalarType"], "Value"]
 
+K = TypeVar("K")
 R = TypeVar("R", bound=Callable)
 
 
-class RuleTable(Generic[R]):
-    """Rules keyed by the operator or callee they implement, one per key."""
+class RuleTable(Generic[K, R]):
+    """Rules of type ``R`` keyed by what they implement (of type ``K``), one
+    per key; ``kind`` names the rules in errors."""
 
-    def __init__(self) -> None:
-        self._rules: dict[object, R] = {}
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._rules: dict[K, R] = {}
 
-    def rule(self, *keys: object) -> Callable[[R], R]:
+    def rule(self, *keys: K) -> Callable[[R], R]:
         """Register the decorated function as the rule of every key."""
 
         def register(fn: R) -> R:
             for key in keys:
                 if key in self._rules:
-                    raise ValueError(f"two emit rules for {key!r}")
+                    raise ValueError(f"two {self.kind} rules for {key!r}")
                 self._rules[key] = fn
             return fn
 
         return register
 
-    def lookup(self, key: object) -> R | None:
+    def lookup(self, key: K) -> R | None:
         try:
             return self._rules.get(key)
         except TypeError:  # an unhashable callee has no rule
@@ -43,6 +48,6 @@ class RuleTable(Generic[R]):
 
 
 # the rules of scalar operands (complex numbers have a table of their own)
-_SCALAR_RULES: RuleTable[Rule] = RuleTable()
+_SCALAR_RULES: RuleTable[object, Rule] = RuleTable("emit")
 rule = _SCALAR_RULES.rule
 lookup_rule = _SCALAR_RULES.lookup

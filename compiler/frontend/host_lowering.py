@@ -20,16 +20,10 @@ from .. import runtime
 from ..errors import UnsupportedError, XpucError
 from ..passes import STAGES, Lowered, Stage, Target, lower
 from ..passes.launch_plan import KernelLaunch, LaunchPlan
-from .parfor_to_mlir import (
-    REDUCTION_WORK_ITEMS,
-    ParforKernel,
-    Reduction,
-    composite_of,
-    kernel_name,
-    scalar_items,
-    translate_parfor,
-)
+from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
+from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
+from .translation import composite_of, scalar_items
 from .usm import USMArray
 
 
@@ -201,7 +195,7 @@ class _HostEmitter:
                 name = b.select(holds, self.context.insert_const_string(
                     module, choice.kernel_name), name)
             # no local range: parfor kernels fix no work-group size, the
-            # device runtime picks one (passes/rewrites.index_by_global_ids)
+            # device runtime picks one (passes/gpu_rewrites.index_by_global_ids)
             self.call(
                 "xpuc_launch", spirv_ptr, I64(len(spirv)), I64(spirv_hash), name, slots,
                 b.bitcast(kinds, I32.as_pointer()), I32(nargs), global_range,

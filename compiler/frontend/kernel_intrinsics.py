@@ -1,6 +1,8 @@
 """The functions an explicit kernel calls per work-item: each one's Python
 stub (what ``xpuc.get_global_id`` and friends are), its Numba typing, and its
-translation rule into the gpu / memref / spirv dialects, side by side.
+translation rule into the gpu / memref / spirv dialects, side by side. The
+rules are in KERNEL_CALL_RULES, which only explicit kernels look in (a parfor
+body calling ``xpuc.get_global_id`` finds no rule).
 
 Dimensions follow SYCL: in a range ``(n0, n1)`` the last dimension varies
 fastest between neighbouring work-items, so it is SPIR-V's ``x`` (the one the
@@ -11,6 +13,7 @@ range is axis ``ndim - 1 - d``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba.core import ir, types
@@ -19,9 +22,14 @@ from numba.core.typing.templates import AbstractTemplate, infer_global, signatur
 from numba.np import numpy_support
 
 from ..dialects import INDEX, Value, arith
+from ..dialects.registry import RuleTable
 from ..dialects.types import ScalarType
 from ..errors import UnsupportedError
-from .parfor_to_mlir import _Array, call_rule, element_offset, note_use, scalar_type
+from .rules.arrays import allocate_array, element_offset, note_use
+from .translation import ArrayValue, TupleValue, constant_value, where
+
+if TYPE_CHECKING:
+    from .kernel_to_mlir import KernelTranslation
 
 # memref memory space of work-group local memory (OpenCL's local address
 # space, which convert-gpu-to-spirv maps to the Workgroup storage class)
@@ -144,35 +152,33 @@ _template(atomic_add, _atomic_add_typing)
 
 # ---- translation -------------------------------------------------------------
 
-def _where(loc: ir.Loc) -> str:
-    return f"{loc.filename}:{loc.line}"
+# the rules of calls only explicit kernels see, looked up before CALL_RULES
+# (KernelTranslation.rule_for_call)
+KernelCallRule = Callable[["KernelTranslation", ir.Expr, ir.Var], object]
+KERNEL_CALL_RULES: RuleTable[object, KernelCallRule] = RuleTable("kernel call")
+kernel_call_rule = KERNEL_CALL_RULES.rule
 
 
-def constant(t, var: ir.Var, what: str, loc: ir.Loc) -> object:
+def _constant(t: KernelTranslation, var: ir.Var, what: str, loc: ir.Loc) -> object:
     """The compile-time value of ``var``: a literal, or a constant tuple."""
-    nbtype = t.typemap[var.name]
-    if isinstance(nbtype, types.Literal):
-        return nbtype.literal_value
-    definition = t.func_ir.get_definition(var)
-    if isinstance(definition, (ir.Const, ir.Global, ir.FreeVar)):
-        return definition.value
-    if isinstance(definition, ir.Expr) and definition.op == "build_tuple":
-        return tuple(constant(t, item, what, loc) for item in definition.items)
-    raise UnsupportedError(f"{_where(loc)}: {what} must be a constant")
+    value = constant_value(t, var)
+    if value is None:
+        raise UnsupportedError(f"{where(loc)}: {what} must be a constant")
+    return value
 
 
-def _axis(t, expr: ir.Expr) -> str:
+def _axis(t: KernelTranslation, expr: ir.Expr) -> str:
     """SPIR-V axis of the dimension argument of a work-item function."""
-    dim = constant(t, expr.args[0], "the dimension", expr.loc)
+    dim = _constant(t, expr.args[0], "the dimension", expr.loc)
     if not isinstance(dim, int) or not 0 <= dim < t.ndim:
         raise UnsupportedError(
-            f"{_where(expr.loc)}: dimension {dim!r} of a {t.ndim}-D range")
+            f"{where(expr.loc)}: dimension {dim!r} of a {t.ndim}-D range")
     return "xyz"[t.ndim - 1 - dim]
 
 
 def _id_rule(*ops: str):
     """A work-item function as the product of gpu ops on its axis."""
-    def translate(t, expr: ir.Expr, target: ir.Var) -> Value:
+    def translate(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
         axis = _axis(t, expr)
         values = [t.b.op(f"{op} {axis}", INDEX) for op in ops]
         result = values[0]
@@ -183,63 +189,57 @@ def _id_rule(*ops: str):
     return translate
 
 
-call_rule(get_global_id)(_id_rule("gpu.global_id"))
-call_rule(get_local_id)(_id_rule("gpu.thread_id"))
-call_rule(get_group_id)(_id_rule("gpu.block_id"))
-call_rule(get_local_size)(_id_rule("gpu.block_dim"))
-call_rule(get_global_size)(_id_rule("gpu.grid_dim", "gpu.block_dim"))
+kernel_call_rule(get_global_id)(_id_rule("gpu.global_id"))
+kernel_call_rule(get_local_id)(_id_rule("gpu.thread_id"))
+kernel_call_rule(get_group_id)(_id_rule("gpu.block_id"))
+kernel_call_rule(get_local_size)(_id_rule("gpu.block_dim"))
+kernel_call_rule(get_global_size)(_id_rule("gpu.grid_dim", "gpu.block_dim"))
 
 
-@call_rule(barrier)
-def _barrier(t, expr: ir.Expr, target: ir.Var) -> None:
+@kernel_call_rule(barrier)
+def _barrier(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> None:
     t.b.emit("gpu.barrier")
 
 
-@call_rule(local_array)
-def _local_array(t, expr: ir.Expr, target: ir.Var) -> _Array:
-    shape = constant(t, expr.args[0], "the shape of a local array", expr.loc)
+@kernel_call_rule(local_array)
+def _local_array(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
+    shape = _constant(t, expr.args[0], "the shape of a local array", expr.loc)
     shape = shape if isinstance(shape, tuple) else (shape,)
     if not all(isinstance(n, int) and n > 0 for n in shape):
-        raise UnsupportedError(f"{_where(expr.loc)}: local array shape {shape} must be "
+        raise UnsupportedError(f"{where(expr.loc)}: local array shape {shape} must be "
                                "positive integers")
-    dtype = scalar_type(t.typemap[target.name].dtype, "local array", expr.loc)
-    size = 1
-    for n in shape:
-        size *= n
-    memref_type = f"memref<{size}x{dtype.storage}, {LOCAL_MEMORY_SPACE}>"
-    name = t.b.fresh()
     # work-group memory is one variable per kernel, whatever block asks for it
-    t.allocas.append(f"{name} = memref.alloc() : {memref_type}")
-    dims = tuple(t.b.index_constant(n) for n in shape)
-    return _Array(target.name, name, dtype, dims, memref_type=memref_type)
+    return allocate_array(t, target, shape, "memref.alloc", LOCAL_MEMORY_SPACE, "local array",
+                          expr.loc)
 
 
 _ATOMIC_TYPES = {("i", 32), ("i", 64), ("u", 32), ("u", 64), ("f", 32), ("f", 64)}
 
 
-@call_rule(atomic_add)
-def _atomic_add(t, expr: ir.Expr, target: ir.Var) -> Value:
+@kernel_call_rule(atomic_add)
+def _atomic_add(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
     array = t.lookup(expr.args[0])
-    if not isinstance(array, _Array):
-        raise UnsupportedError(f"{_where(expr.loc)}: atomic.add on a non-array")
+    if not isinstance(array, ArrayValue):
+        raise UnsupportedError(f"{where(expr.loc)}: atomic.add on a non-array")
     dtype = array.dtype
     if (dtype.kind, dtype.bits) not in _ATOMIC_TYPES:
-        raise UnsupportedError(f"{_where(expr.loc)}: atomic.add on {dtype.mlir} elements "
+        raise UnsupportedError(f"{where(expr.loc)}: atomic.add on {dtype.mlir} elements "
                                "(int32, int64, float32 and float64 are supported)")
     held = t.lookup(expr.args[1])
-    indices = list(held.items) if hasattr(held, "items") else [held]
+    indices = list(held.items) if isinstance(held, TupleValue) else [held]
     offset = element_offset(t, array, indices, expr.loc)
     value = arith.cast(t.b, t.value(expr.args[2]), dtype)
     if array.memref_type is not None:  # local memory: upstream lowers integer atomics
         if dtype.is_float:
-            raise UnsupportedError(f"{_where(expr.loc)}: atomic.add of floats on a local array")
+            raise UnsupportedError(f"{where(expr.loc)}: atomic.add of floats on a local array")
         return t.b.op(f"memref.atomic_rmw addi {value.name}, {array.memref}[{offset.name}] : "
                       f"({dtype.mlir}, {array.memref_type}) -> {dtype.mlir}", dtype)
     note_use(t, array, reads=True, writes=True)
     return _global_atomic_add(t, array, offset, value)
 
 
-def _global_atomic_add(t, array: _Array, offset: Value, value: Value) -> Value:
+def _global_atomic_add(t: KernelTranslation, array: ArrayValue, offset: Value,
+                       value: Value) -> Value:
     """Upstream does not lower atomics on OpenCL (CrossWorkgroup) memory: the
     kernel takes the array's pointer a second time as a SPIR-V pointer and
     uses SPIR-V's atomics on it (a compare-exchange loop for floats)."""

@@ -1,7 +1,8 @@
 """Translate an explicit kernel (a Python function written per work-item) into
 the MLIR of its ``gpu`` stage: one ``gpu.func`` whose body is the function's
-Numba IR, by the same statement, expression and callee rules as parfor bodies;
-the work-item functions are rules of ``kernel_intrinsics``."""
+Numba IR, by the same statement, expression and call rules as parfor bodies,
+and before those the call rules only kernels see (``KERNEL_CALL_RULES``:
+work-item functions, barrier, local arrays, atomics; kernel_intrinsics.py)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,28 @@ from numba.core import ir, types
 
 from ..dialects import Builder
 from ..errors import UnsupportedError
-from . import kernel_intrinsics  # noqa: F401  (registers the work-item rules)
-from .parfor_to_mlir import ArrayUse, KernelParam, _emit_blocks, _Translation, bind_param
+from . import rules  # noqa: F401  (importing the rules registers them)
+from .kernel_intrinsics import KERNEL_CALL_RULES
 from .pipeline import type_function
+from .translation import ArrayUse, CallRule, KernelParam, Translation, bind_param, emit_blocks
 
 
 @dataclass
-class _KernelTranslation(_Translation):
+class KernelTranslation(Translation):
     func_ir: ir.FunctionIR | None = None
     ndim: int = 1  # of the range the kernel is launched over
     pointers: dict[str, str] = field(default_factory=dict)  # array -> its SPIR-V pointer
+
+    def rule_for_call(self, key: object) -> CallRule | None:
+        """A kernel's own call rules first, then those of parfor bodies."""
+        return KERNEL_CALL_RULES.lookup(key) or super().rule_for_call(key)
+
+    def definition(self, var: ir.Var) -> object:
+        """What ``var`` is assigned in the kernel, when it is assigned once."""
+        try:
+            return self.func_ir.get_definition(var)
+        except KeyError:  # assigned more than once (or never)
+            return None
 
     def pointer_param(self, var: str, pointer_type: str) -> str:
         """The array ``var`` as a SPIR-V pointer argument (for atomics)."""
@@ -53,7 +66,7 @@ def translate_kernel(func_ir: ir.FunctionIR, typemap: dict, calltypes: dict, nam
                      ndim: int) -> KernelModule:
     """The ``gpu.module`` holding kernel ``name`` for an ``ndim``-D range: a
     gpu.func calling the body, a func.func with one block per Numba IR block."""
-    t = _KernelTranslation(None, typemap, calltypes, func_ir=func_ir, ndim=ndim)
+    t = KernelTranslation(None, typemap, calltypes, func_ir=func_ir, ndim=ndim)
     t.b = Builder(depth=3)
     blocks = {}
     for label, block in func_ir.blocks.items():
@@ -65,7 +78,7 @@ def translate_kernel(func_ir: ir.FunctionIR, typemap: dict, calltypes: dict, nam
             else:
                 body.append(stmt)
         blocks[label] = body
-    _emit_blocks(t, blocks, "^exit")
+    emit_blocks(t, blocks, "^exit")
     t.b.emit("^exit:", indent=-1)
     t.b.emit("return")
     signature = ", ".join(f"{ssa}: {param.mlir_type}" for ssa, param in t.args)

@@ -23,7 +23,7 @@ class Target:
     atomic64: bool = True  # 64-bit atomics (explicit kernels' atomic.add)
     spirv_version: str = "v1.2"
     # work-items the device runs side by side as one vector, which reduction
-    # kernels lay their lanes out by (see parfor_to_mlir.reduction_lanes)
+    # kernels lay their lanes out by (see parfor_reductions.reduction_lanes)
     vector_lanes: int = 8
     # whether the device's compiler runs neighbouring work-items in the lanes
     # of one vector (a CPU device; a GPU runs each work-item in a lane of its own)

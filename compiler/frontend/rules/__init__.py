@@ -1,0 +1,16 @@
+"""The translation rules of parfor bodies and kernels, one module per domain;
+importing this package registers them all in the tables of translation.py.
+
+- arithmetic: operators, calls on scalars and complex numbers, float(),
+  casts, attributes (np.pi, .real, a namedtuple's fields, a.shape)
+- arrays: element reads and writes, views and slices, np.empty, tuples
+- control_flow: for over range(), a prange nested in a prange body
+- reductions: IndexValue and min/max of two (np.argmin, np.argmax)
+- threads: numba.get_num_threads and friends
+
+The rules only explicit kernels see (work-item functions, barrier, local
+arrays, atomics) are in ../kernel_intrinsics.py."""
+
+from . import arithmetic, arrays, control_flow, reductions, threads
+
+__all__ = ["arithmetic", "arrays", "control_flow", "reductions", "threads"]

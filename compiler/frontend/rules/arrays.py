@@ -1,0 +1,295 @@
+"""Rules of arrays and tuples in a body: reading and writing elements
+(getitem, setitem), views and slices (``a[i]``, ``a[1:-1, :]``), arrays a body
+makes (``np.empty``), and tuples built, unpacked and indexed.
+
+An array is one flat memref (two floats per element for complex numbers);
+``element_offset`` turns indices into a position in it, from the array's
+dimensions, or a view's strides and offset."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+
+import numpy as np
+from numba.core import ir, types
+
+from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref
+from ...errors import UnsupportedError
+from ..translation import (
+    ArrayValue,
+    SliceValue,
+    Translation,
+    TupleValue,
+    as_complex,
+    call_rule,
+    constant_value,
+    expression_rule,
+    literal,
+    scalar_type,
+    slice_of,
+    statement_rule,
+    where,
+)
+
+# memory space of a work-item's own arrays (SPIR-V Function storage)
+PRIVATE_MEMORY_SPACE = "#spirv.storage_class<Function>"
+
+
+@expression_rule("getitem", "static_getitem")
+def _getitem(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
+    base = t.lookup(expr.value)
+    if isinstance(base, TupleValue) and expr.op == "static_getitem" \
+            and isinstance(expr.index, int):
+        return base.items[expr.index]
+    if isinstance(base, TupleValue) and expr.op == "getitem":
+        return _tuple_item(t, base, t.lookup(expr.index), expr.loc)
+    if not isinstance(base, ArrayValue):
+        raise UnsupportedError(f"{where(expr.loc)}: indexing a non-array in a parfor body")
+    array, indices = base, _indices(t, expr)
+    if len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
+        return _view(t, array, indices, expr.loc)
+    note_use(t, array, reads=True)
+    offsets = _float_offsets(t.b, array, element_offset(t, array, indices, expr.loc))
+    loaded = [memref.load(t.b, array.memref, array.dtype, at, array.memref_type)
+              for at in offsets]
+    return Complex(*loaded) if array.is_complex else loaded[0]
+
+
+def _float_offsets(b: Builder, array: ArrayValue, offset: Value) -> list[Value]:
+    """Where element ``offset`` is in the memref: one offset, or for complex
+    numbers those of its real and imaginary parts."""
+    if not array.is_complex:
+        return [offset]
+    real = arith.binary(b, "arith.muli", offset, b.index_constant(2))
+    return [real, arith.binary(b, "arith.addi", real, b.index_constant(1))]
+
+
+def _tuple_item(t: Translation, held: TupleValue, index: object, loc: ir.Loc) -> Value:
+    """``tup[i]`` of a tuple of scalars of one type, for a variable ``i``: a
+    select among the items (negative ``i`` counts from the end; like array
+    indexing in a kernel, there is no bounds check)."""
+    items = held.items
+    if not (items and isinstance(index, Value) and all(isinstance(v, Value) for v in items)
+            and len({v.type for v in items}) == 1):
+        raise UnsupportedError(
+            f"{where(loc)}: indexing a tuple with a variable unless its items are scalars "
+            "of one type")
+    b = t.b
+    position = _position(b, index, b.index_constant(len(items)), loc)
+    chosen = items[0]
+    for k, item in enumerate(items[1:], start=1):
+        chosen = arith.select(b, arith.compare(b, "eq", position, b.index_constant(k)), item,
+                              chosen)
+    return chosen
+
+
+@expression_rule("build_tuple")
+def _build_tuple(t: Translation, expr: ir.Expr, target: ir.Var) -> TupleValue:
+    return TupleValue(tuple(t.lookup(item) for item in expr.items))
+
+
+@expression_rule("exhaust_iter")
+def _exhaust_iter(t: Translation, expr: ir.Expr, target: ir.Var) -> TupleValue:
+    held = t.lookup(expr.value)
+    if not isinstance(held, TupleValue) or len(held.items) != expr.count:
+        raise UnsupportedError(f"{where(expr.loc)}: unpacking anything but a tuple")
+    return held
+
+
+@call_rule(np.empty)
+def _private_array(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
+    """``np.empty`` in a body (what np.zeros / np.ones there become), of a shape
+    known when compiling: an array of the work-item's own, made afresh in each
+    iteration."""
+    shape = constant_value(t, expr.args[0])
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise UnsupportedError(
+            f"{where(expr.loc)}: an array made in a parfor body with a shape that is not "
+            "a constant")
+    return allocate_array(t, target, shape, "memref.alloca", PRIVATE_MEMORY_SPACE,
+                          "array made in a parfor body", expr.loc)
+
+
+def allocate_array(t: Translation, target: ir.Var, shape: tuple[int, ...], allocation: str,
+                   memory_space: object, what: str, loc: ir.Loc) -> ArrayValue:
+    """The array ``target`` of a constant ``shape`` that the kernel makes itself
+    in ``memory_space``, by ``allocation`` (memref.alloca or memref.alloc) in its
+    entry block."""
+    dtype = scalar_type(t.typemap[target.name].dtype, what, loc)
+    memref_type = f"memref<{max(math.prod(shape), 1)}x{dtype.storage}, {memory_space}>"
+    name = t.b.fresh()
+    t.allocas.append(f"{name} = {allocation}() : {memref_type}")
+    dims = tuple(t.b.index_constant(n) for n in shape)
+    return ArrayValue(target.name, name, dtype, dims, memref_type=memref_type)
+
+
+@call_rule(slice)
+def _slice(t: Translation, expr: ir.Expr, target: ir.Var) -> SliceValue:
+    """``slice(stop)``, ``slice(start, stop)``, ``slice(start, stop, step)``
+    (what ``a[i:j]`` and ``a[:, i]`` build); the step must be a constant."""
+    parts = [t.lookup(a) for a in expr.args]
+    if len(parts) == 1:
+        parts = [None] + parts
+    step = None
+    if len(parts) == 3:
+        step_type = t.typemap[expr.args[2].name]
+        if not isinstance(step_type, (types.NoneType, types.IntegerLiteral)):
+            raise UnsupportedError(f"{where(expr.loc)}: slice with a variable step")
+        step = getattr(step_type, "literal_value", None)
+    return slice_of(parts[0], parts[1], step, expr.loc)
+
+
+def _view(t: Translation, array: ArrayValue, indices: list, loc: ir.Loc) -> ArrayValue:
+    """The view ``array[indices]``: an integer index drops its dimension, a
+    slice keeps it with the slice's bounds, dimensions past the indices stay
+    whole. The view shares the array's memref (and its use record)."""
+    if len(indices) > len(array.dims) or not all(isinstance(i, (Value, SliceValue))
+                                                 for i in indices):
+        raise UnsupportedError(
+            f"{where(loc)}: array '{array.var}' indexed with anything but integers and "
+            "slices in a parfor body")
+    b = t.b
+    offset = array.offset or b.index_constant(0)
+    dims, strides = [], []
+    for axis, (dim, stride) in enumerate(zip(array.dims,
+                                             array.strides or _contiguous_strides(b, array.dims))):
+        index = indices[axis] if axis < len(indices) else SliceValue(None, None, None)
+        if isinstance(index, SliceValue):
+            start, length = _slice_bounds(b, index, dim)
+            dims.append(length)
+            strides.append(arith.binary(b, "arith.muli", stride,
+                                        b.index_constant(index.step or 1)))
+        else:
+            start = _position(b, index, dim, loc)
+        offset = arith.binary(b, "arith.addi", offset, arith.binary(b, "arith.muli", start, stride))
+    return dataclasses.replace(array, dims=tuple(dims), strides=tuple(strides), offset=offset)
+
+
+def _contiguous_strides(b: Builder, dims: tuple[Value, ...]) -> tuple[Value, ...]:
+    strides = [b.index_constant(1)]
+    for dim in reversed(dims[1:]):
+        strides.insert(0, arith.binary(b, "arith.muli", strides[0], dim))
+    return tuple(strides)
+
+
+def _slice_bounds(b: Builder, s: SliceValue, dim: Value) -> tuple[Value, Value]:
+    """The first position and the length of slice ``s`` of a dimension of
+    ``dim`` elements, as Python's ``slice.indices`` computes them: negative
+    bounds count from the end, then bounds are clipped to the dimension."""
+    step = s.step or 1
+    one = b.index_constant(1)
+    last = arith.binary(b, "arith.subi", dim, one)
+    low, high = (b.index_constant(0), dim) if step > 0 else (b.index_constant(-1), last)
+
+    def clipped(bound: Value | None, default: Value) -> Value:
+        if bound is None:
+            return default
+        position = _wrapped(b, bound, dim)
+        return arith.binary(b, "arith.maxsi", low, arith.binary(b, "arith.minsi", position, high))
+
+    start = clipped(s.start, low if step > 0 else last)
+    stop = clipped(s.stop, high if step > 0 else low)
+    span = (arith.binary(b, "arith.subi", stop, start) if step > 0
+            else arith.binary(b, "arith.subi", start, stop))
+    count = arith.binary(b, "arith.ceildivsi", span, b.index_constant(abs(step)))
+    return start, arith.binary(b, "arith.maxsi", count, b.index_constant(0))
+
+
+def _wrapped(b: Builder, i: Value, dim: Value) -> Value:
+    """Index ``i`` as a position: a negative one counts from the end, as in Python."""
+    position = arith.cast(b, i, INDEX)
+    if not i.type.is_signed:
+        return position
+    negative = arith.compare(b, "lt", position, b.index_constant(0))
+    return arith.select(b, negative, arith.binary(b, "arith.addi", position, dim), position)
+
+
+def _position(b: Builder, i: Value, dim: Value, loc: ir.Loc) -> Value:
+    if i.type.is_float:
+        raise UnsupportedError(f"{where(loc)}: float used as an index")
+    return _wrapped(b, i, dim)
+
+
+def _indices(t: Translation, node: ir.Expr | ir.Stmt) -> list:
+    """The index items of a getitem/setitem node: integer values, slices."""
+    static = isinstance(node, ir.StaticSetItem) or (
+        isinstance(node, ir.Expr) and node.op == "static_getitem"
+    )
+    index = node.index
+    index_var = node.index_var if static else index
+    if index_var is not None:
+        held = t.lookup(index_var)
+        return list(held.items) if isinstance(held, TupleValue) else [held]
+    # a constant index of a static_getitem / static_setitem
+    return [literal(t, c, None, node.loc) if isinstance(c, slice)
+            else t.b.constant(c, ScalarType("i", 64)) if isinstance(c, int) else c
+            for c in (index if isinstance(index, tuple) else (index,))]
+
+
+def element_offset(t: Translation, array: ArrayValue, indices: list, loc: ir.Loc) -> Value:
+    """Offset of the element at ``indices`` (one integer value per dimension)."""
+    if len(indices) != len(array.dims) or not all(isinstance(i, Value) for i in indices):
+        raise UnsupportedError(
+            f"{where(loc)}: array '{array.var}' indexed with anything but one "
+            f"integer per dimension (slices or partial indexing) in a parfor body"
+        )
+    b = t.b
+    positions = [_position(b, i, dim, loc) for i, dim in zip(indices, array.dims)]
+    if array.strides is not None:
+        offset = memref.strided_offset(b, positions, array.strides)
+    else:
+        offset = memref.linear_index(b, positions, array.dims)
+    return offset if array.offset is None else arith.binary(b, "arith.addi", array.offset, offset)
+
+
+def note_use(t: Translation, array: ArrayValue, reads: bool = False, writes: bool = False) -> None:
+    """Record how the kernel uses an argument array (local arrays are its own)."""
+    use = t.arrays.get(array.var)
+    if use is not None:
+        use.reads |= reads
+        use.writes |= writes
+
+
+@statement_rule(ir.SetItem, ir.StaticSetItem)
+def _setitem(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
+    array = t.lookup(stmt.target)
+    if not isinstance(array, ArrayValue):
+        raise UnsupportedError(f"{where(stmt.loc)}: item assignment to a non-array")
+    note_use(t, array, writes=True)
+    indices, held = _indices(t, stmt), t.lookup(stmt.value)
+    if len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
+        _fill(t, _view(t, array, indices, stmt.loc), held, stmt.loc)
+    else:
+        _store_element(t, array, element_offset(t, array, indices, stmt.loc), held, stmt.loc)
+
+
+def _store_element(t: Translation, array: ArrayValue, offset: Value, held: object,
+                   loc: ir.Loc) -> None:
+    if array.is_complex:
+        complex_value = as_complex(t.b, held, array.dtype)
+        values = [complex_value.real, complex_value.imag]
+    elif isinstance(held, Value):
+        values = [arith.cast(t.b, held, array.dtype)]
+    else:
+        raise UnsupportedError(f"{where(loc)}: assigning anything but a number to an array "
+                               "element or slice in a parfor body")
+    for value, at in zip(values, _float_offsets(t.b, array, offset)):
+        memref.store(t.b, value, array.memref, array.dtype, at, array.memref_type)
+
+
+def _fill(t: Translation, view: ArrayValue, held: object, loc: ir.Loc) -> None:
+    """``a[i] = x`` / ``a[i, 1:] = x`` of a number ``x`` that Numba left in the
+    body: a serial loop nest over the view, inside the work-item."""
+    b = t.b
+    zero, one = b.index_constant(0), b.index_constant(1)
+    with contextlib.ExitStack() as loops:
+        positions = []
+        for dim in view.dims:
+            position = Value(b.fresh(), INDEX)
+            loops.enter_context(b.region(
+                f"scf.for {position.name} = {zero.name} to {dim.name} step {one.name}"))
+            positions.append(position)
+        _store_element(t, view, element_offset(t, view, positions, loc), held, loc)

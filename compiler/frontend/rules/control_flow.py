@@ -1,0 +1,123 @@
+"""Rules of loops in a body: ``for`` over a ``range`` (Numba's getiter /
+iternext / pair nodes), and a prange nested in a prange body, which runs as
+serial loops inside the outer kernel's work-item.
+
+Branches need no rule of their own: the body's blocks and the jumps between
+them are emitted as they are (``translation.emit_blocks``), and the linalg
+stage structures them into scf.if / scf.while."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from numba.core import ir
+from numba.parfors.parfor import Parfor
+
+from ...dialects import INDEX, ScalarType, Value, arith
+from ...errors import UnsupportedError
+from ..translation import (
+    Translation,
+    call_rule,
+    emit_blocks,
+    expression_rule,
+    statement_rule,
+    translate_statement,
+    where,
+)
+
+
+@dataclass(frozen=True)
+class _Range:
+    start: Value
+    stop: Value
+    step: Value
+
+
+@dataclass(frozen=True)
+class _RangeIterator:
+    slot: str  # memref<i64> holding the next value
+    range: _Range
+
+
+@dataclass(frozen=True)
+class _Pair:  # what iternext gives: the value and whether it is valid
+    first: Value
+    second: Value
+
+
+@call_rule(range)
+def _range(t: Translation, expr: ir.Expr, target: ir.Var) -> _Range:
+    """``range(stop)``, ``range(start, stop)``, ``range(start, stop, step)``."""
+    i64 = ScalarType("i", 64)
+    bounds = [arith.cast(t.b, t.value(a), i64) for a in expr.args]
+    if len(bounds) == 1:
+        bounds = [t.b.constant(0, i64), bounds[0]]
+    if len(bounds) == 2:
+        bounds.append(t.b.constant(1, i64))
+    return _Range(*bounds)
+
+
+@expression_rule("getiter")
+def _getiter(t: Translation, expr: ir.Expr, target: ir.Var) -> _RangeIterator:
+    source = t.lookup(expr.value)
+    if not isinstance(source, _Range):
+        raise UnsupportedError(f"{where(expr.loc)}: iterating over anything but range()")
+    slot = t.alloca(source.start.type)
+    t.b.emit(f"memref.store {source.start.name}, {slot}[] : memref<i64>")
+    return _RangeIterator(slot, source)
+
+
+@expression_rule("iternext")
+def _iternext(t: Translation, expr: ir.Expr, target: ir.Var) -> _Pair:
+    iterator = t.lookup(expr.value)
+    b, r = t.b, iterator.range
+    current = b.op(f"memref.load {iterator.slot}[] : memref<i64>", r.start.type)
+    upward = arith.compare(b, "gt", r.step, b.constant(0, r.step.type))
+    valid = arith.select(b, upward, arith.compare(b, "lt", current, r.stop),
+                         arith.compare(b, "gt", current, r.stop))
+    following = arith.binary(b, "arith.addi", current, r.step)
+    b.emit(f"memref.store {following.name}, {iterator.slot}[] : memref<i64>")
+    return _Pair(current, valid)
+
+
+@expression_rule("pair_first", "pair_second")
+def _pair_item(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    pair = t.lookup(expr.value)
+    return pair.first if expr.op == "pair_first" else pair.second
+
+
+@statement_rule(Parfor)
+def _nested_parfor(t: Translation, inner: Parfor) -> None:
+    """A prange inside a prange body runs as serial loops inside the outer
+    kernel's work-item (the outer loop is the parallel one)."""
+    for stmt in inner.init_block.body:
+        translate_statement(t, stmt)
+    _serial_nest(t, inner, 0)
+
+
+def _serial_nest(t: Translation, inner: Parfor, axis: int) -> None:
+    b, nest = t.b, inner.loop_nests[axis]
+    if nest.step != 1:
+        raise UnsupportedError(f"{where(inner.loc)}: prange with a step other than 1")
+    start, stop = (b.index_constant(bound) if isinstance(bound, int)
+                   else arith.cast(b, t.value(bound), INDEX) for bound in (nest.start, nest.stop))
+    label = f"^loop{len(t.allocas)}"  # unique: every loop adds a slot
+    position = t.alloca(INDEX)
+    b.emit(f"memref.store {start.name}, {position}[] : memref<index>")
+    b.emit(f"cf.br {label}_head")
+    b.emit(f"{label}_head:", indent=-1)
+    current = b.op(f"memref.load {position}[] : memref<index>", INDEX)
+    more = arith.compare(b, "lt", current, stop)
+    b.emit(f"cf.cond_br {more.name}, {label}_body, {label}_after")
+    b.emit(f"{label}_body:", indent=-1)
+    following = arith.binary(b, "arith.addi", current, b.index_constant(1))
+    b.emit(f"memref.store {following.name}, {position}[] : memref<index>")
+    t.local = set()
+    t.define(nest.index_variable, current)
+    if axis + 1 < len(inner.loop_nests):
+        _serial_nest(t, inner, axis + 1)
+        b.emit(f"cf.br {label}_head")
+    else:
+        emit_blocks(t, inner.loop_body, f"{label}_head")
+    b.emit(f"{label}_after:", indent=-1)
+    t.local = set()

@@ -1,0 +1,471 @@
+"""The core of translating Numba IR into MLIR, shared by parfor bodies
+(parfor_to_mlir.py) and explicit kernels (kernel_to_mlir.py).
+
+A body becomes its own function with one block per Numba IR block
+(``emit_blocks``). Each node is translated by a rule looked up by its kind in a
+table: statements by their class (STATEMENT_RULES), expressions by their op
+(EXPRESSION_RULES), calls by their callee (CALL_RULES; explicit kernels look in
+KERNEL_CALL_RULES, kernel_intrinsics.py, first). The rules live in the modules
+of ``rules/`` and in kernel_intrinsics.py, each registered by a decorator;
+operators and callees on scalars go on to the dialects' emit rules. Anything
+without a rule raises ``UnsupportedError`` with the source line.
+
+Here are the translation's state (``Translation``), the values body variables
+hold besides scalar SSA values (arrays, tuples, callees, ...), the rule tables,
+and the rules of the statements every body has (assignments, constants).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import ClassVar
+
+import numpy as np
+from numba.core import ir, types
+from numba.core.typing.builtins import IndexValueType
+from numba.parfors.parfor import Parfor
+
+from ..dialects import BOOL, F32, F64, INDEX, Builder, Complex, ScalarType, Value, arith, memref
+from ..dialects.registry import RuleTable
+from ..errors import UnsupportedError
+
+
+def where(loc: ir.Loc) -> str:
+    """``file.py:line`` of a node, for error messages."""
+    return f"{loc.filename}:{loc.line}"
+
+
+def scalar_type(nbtype: types.Type, what: str, loc: ir.Loc) -> ScalarType:
+    """The ScalarType of a Numba scalar type, or UnsupportedError."""
+    nbtype = types.unliteral(nbtype)
+    if isinstance(nbtype, types.Array) and nbtype.ndim == 0:
+        # what NumPy functions of scalars return (np.where): a scalar in a body
+        nbtype = nbtype.dtype
+    if isinstance(nbtype, types.Boolean):
+        return BOOL
+    if isinstance(nbtype, types.Integer):
+        return ScalarType("i" if nbtype.signed else "u", nbtype.bitwidth)
+    if isinstance(nbtype, types.Float):
+        return F32 if nbtype.bitwidth == 32 else F64
+    raise UnsupportedError(f"{where(loc)}: {what} of type {nbtype} in a parfor")
+
+
+def user_names(names: object) -> str:
+    """Variable names as the user wrote them (Numba renames ``s`` to ``s.2``)."""
+    return ", ".join(sorted({name.split(".")[0] for name in names}))
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One argument of the kernel function and where the host gets it.
+
+    kind: ``array`` (device copy of array ``var``), ``partials`` (a device buffer
+    of REDUCTION_WORK_ITEMS partial results of reduction variable ``var``, of
+    its part ``axis`` for an IndexValue, a complex number or a variable whose
+    last assignment the kernel reports),
+    ``dim`` (``var.shape[axis]``),
+    ``stride`` (``var.strides[axis]`` in elements), ``start``/``stop`` (bound of
+    loop nest ``axis``, held in ``var``), ``scalar``, ``tuple_item`` (item
+    ``axis`` of a tuple of scalars, an IndexValue or a complex number),
+    ``num_threads`` (what ``numba.get_num_threads()`` gives at the launch),
+    ``pointer`` (array ``var`` again, as a SPIR-V pointer for atomics).
+    """
+
+    kind: str
+    var: str
+    mlir_type: str
+    axis: int = 0
+
+
+@dataclass
+class ArrayUse:
+    var: str
+    reads: bool = False
+    writes: bool = False
+    # allocated in the parfor's init block (array-expression results): every
+    # element is written, so the host has nothing to copy in
+    fresh: bool = False
+
+
+# ---- values the body's variables can hold besides scalar SSA values -------------
+
+@dataclass(frozen=True)
+class ArrayValue:
+    var: str
+    memref: str  # SSA name of the flat memref argument
+    dtype: ScalarType
+    dims: tuple[Value, ...]  # index values
+    # element strides (index values) of a view; None for C-contiguous arrays,
+    # whose strides follow from dims with a unit innermost stride the device
+    # compiler can vectorize on
+    strides: tuple[Value, ...] | None = None
+    memref_type: str | None = None  # when not memref<?xT> (private or local memory)
+    # element offset of a view's first element (``a[i]``, ``a[1:3]`` in a body)
+    offset: Value | None = None
+    # of complex numbers: element k is dtype's floats 2k (real) and 2k+1 (imag)
+    is_complex: bool = False
+
+
+@dataclass(frozen=True)
+class CalleeValue:
+    obj: object  # a module or function, before or after attribute lookup
+
+
+@dataclass(frozen=True)
+class TupleValue:
+    items: tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class IndexValuePair:
+    """Numba's ``IndexValue(index, value)``, what np.argmin / np.argmax reduce."""
+
+    index: Value
+    value: Value
+    PARTS: ClassVar[tuple[str, str]] = ("index", "value")  # in the order of its struct
+
+
+def composite_of(nbtype: types.Type | None) -> type | None:
+    """The value class of a Numba type held as two scalars (IndexValue,
+    complex), or None."""
+    if isinstance(nbtype, IndexValueType):
+        return IndexValuePair
+    if isinstance(nbtype, types.Complex):
+        return Complex
+    return None
+
+
+def scalar_items(nbtype: types.Type) -> tuple[types.Type, ...]:
+    """The scalars a tuple, an IndexValue or a complex number is made of, in order."""
+    if isinstance(nbtype, IndexValueType):
+        return (types.intp, nbtype.val_typ)
+    if isinstance(nbtype, types.Complex):
+        return (nbtype.underlying_float,) * 2
+    return tuple(nbtype)
+
+
+@dataclass(frozen=True)
+class SliceValue:
+    """``slice(start, stop, step)``; None where the slice leaves a part out."""
+
+    start: Value | None
+    stop: Value | None
+    step: int | None  # a constant: the view's shape depends on its sign
+
+
+def slice_of(start: object, stop: object, step: int | None, loc: ir.Loc) -> SliceValue:
+    """The slice of these bounds, which must be integers (or left out)."""
+    if step == 0:
+        raise UnsupportedError(f"{where(loc)}: slice step cannot be zero")
+    for bound in (start, stop):
+        if not (bound is None or isinstance(bound, Value)) or (
+                isinstance(bound, Value) and bound.type.is_float):
+            raise UnsupportedError(f"{where(loc)}: slice bound that is not an integer")
+    return SliceValue(start, stop, step)
+
+
+def as_complex(b: Builder, held: object, part: ScalarType) -> Complex:
+    """``held`` (a complex or real value) as a complex of ``part`` floats."""
+    if isinstance(held, Complex):
+        return Complex(*(arith.cast(b, getattr(held, p), part) for p in Complex.PARTS))
+    if not isinstance(held, Value):
+        raise UnsupportedError(f"{held!r} used as a number in a parfor body")
+    return Complex(arith.cast(b, held, part), b.constant(0.0, part))
+
+
+# ---- the translation's state ---------------------------------------------------
+
+@dataclass
+class Translation:
+    """State of one parfor's translation. The body becomes its own function
+    with one block per Numba IR block; scalar variables live in stack slots
+    (memref.alloca) that the linalg stage's mem2reg turns back into SSA values
+    before lift-cf-to-scf structures the branches into scf.if / scf.while."""
+
+    parfor: Parfor
+    typemap: dict
+    calltypes: dict
+    b: Builder = field(default_factory=Builder)
+    env: dict[str, object] = field(default_factory=dict)
+    args: list[tuple[str, KernelParam]] = field(default_factory=list)  # (ssa, param)
+    arrays: dict[str, ArrayUse] = field(default_factory=dict)
+    slots: dict[str, str] = field(default_factory=dict)  # variable -> its alloca
+    allocas: list[str] = field(default_factory=list)  # entry-block lines
+    local: set[str] = field(default_factory=set)  # scalars current in this block
+    threads: str | None = None  # the slot of get_num_threads() in the body
+    # variables whose last assignment the kernel reports -> their "assigned in
+    # this iteration" flag slot
+    assigned: dict[str, str] = field(default_factory=dict)
+
+    def rule_for_call(self, key: object) -> CallRule | None:
+        """The rule of a call to ``key``: a parfor body sees CALL_RULES only."""
+        return CALL_RULES.lookup(key)
+
+    def definition(self, var: ir.Var) -> object:
+        """What ``var`` is assigned in the parfor, when it is assigned once."""
+        return _definitions(self.parfor).get(var.name)
+
+    def add_param(self, param: KernelParam) -> str:
+        name = f"%arg{len(self.args)}"
+        self.args.append((name, param))
+        return name
+
+    def alloca(self, type: ScalarType) -> str:
+        slot = self.b.fresh()
+        self.allocas.append(f"{slot} = memref.alloca() : memref<{type.mlir}>")
+        return slot
+
+    def define(self, var: ir.Var, held: object) -> None:
+        """Bind a body variable; a scalar (each part of an IndexValue or a
+        complex number) also goes to its slot, where other blocks find it."""
+        composite = composite_of(self.typemap.get(var.name))
+        if composite is Complex and isinstance(held, Value):  # x = 1.0 of a complex x
+            held = as_complex(self.b, held, self._part_types(var)[0])
+        if isinstance(held, Value):
+            held = arith.cast(self.b, held, self.typed(var))
+            self._store(var.name, held)
+        elif isinstance(held, (IndexValuePair, Complex)):
+            held = type(held)(*(arith.cast(self.b, getattr(held, part), ty) for part, ty in
+                                zip(held.PARTS, self._part_types(var))))
+            for part in held.PARTS:
+                self._store(f"{var.name}.{part}", getattr(held, part))
+        if isinstance(held, (Value, IndexValuePair, Complex)):
+            self.local.add(var.name)
+        if var.name in self.assigned:
+            self.b.emit(f"memref.store {self.b.constant(True, BOOL).name}, "
+                        f"{self.assigned[var.name]}[] : memref<i1>")
+        self.env[var.name] = held
+
+    def _store(self, slot_name: str, value: Value) -> None:
+        if slot_name not in self.slots:
+            self.slots[slot_name] = self.alloca(value.type)
+        self.b.emit(f"memref.store {value.name}, {self.slots[slot_name]}[] "
+                    f": memref<{value.type.mlir}>")
+
+    def _load(self, slot_name: str, type: ScalarType) -> Value:
+        return self.b.op(f"memref.load {self.slots[slot_name]}[] : memref<{type.mlir}>", type)
+
+    def _part_types(self, var: ir.Var) -> list[ScalarType]:
+        return [scalar_type(ty, f"'{var.name}'", var.loc)
+                for ty in scalar_items(self.typemap[var.name])]
+
+    def lookup(self, var: ir.Var) -> object:
+        if var.name not in self.local:
+            composite = composite_of(self.typemap.get(var.name))
+            if var.name in self.slots:
+                self.env[var.name] = self._load(var.name, self.typed(var))
+                self.local.add(var.name)
+            elif composite is not None and f"{var.name}.{composite.PARTS[0]}" in self.slots:
+                self.env[var.name] = composite(*(
+                    self._load(f"{var.name}.{part}", ty)
+                    for part, ty in zip(composite.PARTS, self._part_types(var))))
+                self.local.add(var.name)
+        return self.env.get(var.name)
+
+    def value(self, var: ir.Var) -> Value:
+        found = self.lookup(var)
+        if not isinstance(found, Value):
+            raise UnsupportedError(
+                f"{where(var.loc)}: '{var.name}' of type {self.typemap.get(var.name)} "
+                "used as a scalar in a parfor"
+            )
+        return found
+
+    def typed(self, var: ir.Var) -> ScalarType:
+        return scalar_type(self.typemap[var.name], f"'{var.name}'", var.loc)
+
+
+def _definitions(parfor: Parfor) -> dict[str, object]:
+    """What each variable of the parfor (and the parfors nested in it) is
+    assigned, when it is assigned once."""
+    found: dict[str, object] = {}
+    seen: set[str] = set()
+    blocks = [parfor.init_block, *parfor.loop_body.values()]
+    while blocks:
+        for stmt in blocks.pop().body:
+            if isinstance(stmt, Parfor):
+                blocks += [stmt.init_block, *stmt.loop_body.values()]
+            elif isinstance(stmt, ir.Assign):
+                name = stmt.target.name
+                found[name] = None if name in seen else stmt.value
+                seen.add(name)
+    return found
+
+
+def constant_value(t: Translation, var: ir.Var) -> object:
+    """The value of ``var`` when compiling: a literal, a constant, or a tuple
+    of them built in the body; None when it is not known."""
+    nbtype = t.typemap[var.name]
+    if isinstance(nbtype, types.Literal):
+        return nbtype.literal_value
+    definition = t.definition(var)
+    if isinstance(definition, (ir.Const, ir.Global, ir.FreeVar)):
+        return definition.value
+    if isinstance(definition, ir.Var):
+        return constant_value(t, definition)
+    if isinstance(definition, ir.Expr) and definition.op == "build_tuple":
+        items = tuple(constant_value(t, item) for item in definition.items)
+        return None if None in items else items
+    return None
+
+
+# ---- the rule tables -------------------------------------------------------------
+
+# a statement's rule emits its ops; an expression's (and a call's) returns what
+# the assignment's target holds: a Value, a value class above, or None
+StatementRule = Callable[[Translation, ir.Stmt], None]
+ExpressionRule = Callable[[Translation, ir.Expr, ir.Var], object]
+CallRule = Callable[[Translation, ir.Expr, ir.Var], object]
+
+STATEMENT_RULES: RuleTable[type, StatementRule] = RuleTable("statement")
+EXPRESSION_RULES: RuleTable[str, ExpressionRule] = RuleTable("expression")
+# calls whose translation needs more than their operands' values (range,
+# slices, thread counts), keyed by callee; both parfor bodies and kernels see
+# them. The rest go to the dialects' emit rules (rules/arithmetic.py).
+CALL_RULES: RuleTable[object, CallRule] = RuleTable("call")
+
+statement_rule = STATEMENT_RULES.rule
+expression_rule = EXPRESSION_RULES.rule
+call_rule = CALL_RULES.rule
+
+
+def translate_statement(t: Translation, stmt: ir.Stmt) -> None:
+    rule = STATEMENT_RULES.lookup(type(stmt))
+    if rule is None:
+        raise UnsupportedError(f"{where(stmt.loc)}: {type(stmt).__name__} in a parfor body")
+    rule(t, stmt)
+
+
+@statement_rule(ir.Del)
+def _del(t: Translation, stmt: ir.Del) -> None:
+    pass
+
+
+@statement_rule(ir.Assign)
+def _assign(t: Translation, stmt: ir.Assign) -> None:
+    rhs, target = stmt.value, stmt.target
+    static = _static_value(t.typemap.get(target.name))
+    if static is not None:
+        t.define(target, static)
+    elif isinstance(rhs, ir.Var):
+        t.define(target, t.lookup(rhs))
+    elif isinstance(rhs, (ir.Const, ir.Global, ir.FreeVar)):
+        t.define(target, literal(t, rhs.value, target, stmt.loc))
+    elif isinstance(rhs, ir.Expr):
+        rule = EXPRESSION_RULES.lookup(rhs.op)
+        if rule is None:
+            raise UnsupportedError(f"{where(stmt.loc)}: expression '{rhs.op}' in a parfor body")
+        t.define(target, rule(t, rhs, target))
+    else:
+        raise UnsupportedError(f"{where(stmt.loc)}: {type(rhs).__name__} in a parfor body")
+
+
+def _static_value(nbtype: types.Type | None) -> CalleeValue | None:
+    """What a variable holds when its type alone says what it is (a scalar
+    type such as ``np.float64`` or ``a.dtype.type``, a dtype, a literal string):
+    nothing is computed for it at run time, so neither is it in the kernel."""
+    if isinstance(nbtype, types.NumberClass):
+        return CalleeValue(nbtype.instance_type)  # called, it converts
+    if isinstance(nbtype, (types.DType, types.StringLiteral)):
+        return CalleeValue(nbtype)
+    return None
+
+
+def literal(t: Translation, value: object, target: ir.Var | None, loc: ir.Loc) -> object:
+    """A constant or global: a number becomes an SSA constant, a module or
+    function a callee to look up rules by."""
+    if value is None:
+        return None
+    if isinstance(value, (np.bool_, np.number)):  # np.int64(3) made outside
+        value = value.item()
+    if isinstance(value, complex):
+        part = scalar_type(t.typemap[target.name].underlying_float, "constant", loc)
+        return Complex(t.b.constant(value.real, part), t.b.constant(value.imag, part))
+    if isinstance(value, (bool, int, float)):
+        return t.b.constant(value, t.typed(target))
+    if isinstance(value, tuple) and all(isinstance(v, (bool, int, float)) for v in value):
+        item_types = t.typemap[target.name].types  # a tuple constant: `x, y = 0.0, 1`
+        return TupleValue(tuple(
+            t.b.constant(v, scalar_type(ty, "tuple item", loc)) for v, ty in zip(value, item_types)
+        ))
+    if isinstance(value, slice):  # a[1:3] with constant bounds
+        bounds = [None if v is None else t.b.constant(v, ScalarType("i", 64))
+                  for v in (value.start, value.stop)]
+        return slice_of(*bounds, value.step, loc)
+    if callable(value) or isinstance(value, ModuleType):
+        return CalleeValue(value)
+    raise UnsupportedError(f"{where(loc)}: constant {value!r} in a parfor body")
+
+
+# ---- kernel arguments and blocks -------------------------------------------------
+
+def bind_param(t: Translation, name: str, loc: ir.Loc) -> None:
+    """Make kernel arguments of variable ``name``, which the body uses from
+    outside: an array's memref, dimensions and (for views) strides; a scalar."""
+    nbtype = t.typemap[name]
+    if isinstance(nbtype, types.Array):
+        is_complex = isinstance(nbtype.dtype, types.Complex)
+        dtype = scalar_type(nbtype.dtype.underlying_float if is_complex else nbtype.dtype,
+                            f"array '{name}'", loc)
+        ssa = t.add_param(KernelParam("array", name, memref.memref_type(dtype)))
+        dims = tuple(
+            Value(t.add_param(KernelParam("dim", name, "index", axis)), INDEX)
+            for axis in range(nbtype.ndim)
+        )
+        strides = None if nbtype.layout == "C" else tuple(
+            Value(t.add_param(KernelParam("stride", name, "index", axis)), INDEX)
+            for axis in range(nbtype.ndim)
+        )
+        t.env[name] = ArrayValue(name, ssa, dtype, dims, strides, is_complex=is_complex)
+        t.arrays[name] = ArrayUse(name)
+    elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
+        t.env[name] = CalleeValue(getattr(nbtype, "typing_key", None))
+    elif isinstance(nbtype, types.BaseTuple) or composite_of(nbtype):  # an argument per item
+        items = tuple(_scalar_param(t, KernelParam("tuple_item", name, "", k), item, loc)
+                      for k, item in enumerate(scalar_items(nbtype)))
+        composite = composite_of(nbtype)
+        t.env[name] = composite(*items) if composite else TupleValue(items)
+    else:
+        t.env[name] = _scalar_param(t, KernelParam("scalar", name, ""), nbtype, loc)
+
+
+def _scalar_param(t: Translation, param: KernelParam, nbtype: types.Type,
+                  loc: ir.Loc) -> Value:
+    """A scalar kernel argument (bools travel as bytes)."""
+    ty = scalar_type(nbtype, f"variable '{param.var}'", loc)
+    ssa = t.add_param(dataclasses.replace(param, mlir_type=ty.storage))
+    stored = Value(ssa, ScalarType("u", 8) if ty.kind == "b" else ty)
+    return arith.cast(t.b, stored, ty) if ty.kind == "b" else stored
+
+
+def emit_blocks(t: Translation, blocks: dict[int, ir.Block], after: str) -> None:
+    """Numba's body blocks joined by cf branches; leaving the body goes to ``after``."""
+    b = t.b
+    b.emit(f"cf.br ^bb{min(blocks)}")
+    for label in sorted(blocks):
+        block = blocks[label]
+        b.emit(f"^bb{label}:", indent=-1)
+        t.local = set()
+        for stmt in block.body:
+            if not isinstance(stmt, ir.Terminator):
+                translate_statement(t, stmt)
+        term = block.terminator if block.is_terminated else None
+        if term is None or isinstance(term, ir.Return):  # the body ends
+            b.emit(f"cf.br {after}")
+        elif isinstance(term, ir.Jump):
+            b.emit(f"cf.br {_successor(blocks, term.target, after)}")
+        elif isinstance(term, ir.Branch):
+            cond = arith.cast(b, t.value(term.cond), BOOL)
+            b.emit(f"cf.cond_br {cond.name}, {_successor(blocks, term.truebr, after)}, "
+                   f"{_successor(blocks, term.falsebr, after)}")
+        else:
+            raise UnsupportedError(
+                f"{where(term.loc)}: {type(term).__name__.lower()} in a parfor body")
+
+
+def _successor(blocks: dict, label: int, after: str) -> str:
+    # a jump out of the body is the end of one iteration
+    return f"^bb{label}" if label in blocks else after
