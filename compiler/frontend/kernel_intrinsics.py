@@ -258,7 +258,7 @@ def _global_atomic_add(t: KernelTranslation, array: ArrayValue, offset: Value,
     first = b.op(f'spirv.Load "CrossWorkgroup" {element.name} : {dtype.mlir}', dtype)
     result, expected, seen = b.fresh(), b.fresh(), b.fresh()
     with b.region(f"{result} = scf.while ({expected} = {first.name}) : ({dtype.mlir}) -> "
-                  f"({dtype.mlir})", footer="}"):
+                  f"({dtype.mlir})", footer="} do {"):
         sum_ = b.op(f"arith.addf {expected}, {value.name} : {dtype.mlir}", dtype)
         new_bits = b.op(f"arith.bitcast {sum_.name} : {dtype.mlir} to {bits.mlir}", bits)
         expected_bits = b.op(f"arith.bitcast {expected} : {dtype.mlir} to {bits.mlir}", bits)
@@ -269,8 +269,7 @@ def _global_atomic_add(t: KernelTranslation, array: ArrayValue, offset: Value,
         retry = b.op(f"arith.cmpi ne, {got_bits.name}, {expected_bits.name} : {bits.mlir}",
                      ScalarType("b", 1))
         b.emit(f"scf.condition({retry.name}) {got.name} : {dtype.mlir}")
-    b.emit("do {", indent=-1)
-    b.emit(f"^bb0({seen}: {dtype.mlir}):", indent=-1)
-    b.emit(f"scf.yield {seen} : {dtype.mlir}")
-    b.emit("}", indent=-1)
+    b.emit(f"^bb0({seen}: {dtype.mlir}):")
+    b.emit(f"  scf.yield {seen} : {dtype.mlir}")
+    b.emit("}")
     return Value(result, dtype)

@@ -11,11 +11,21 @@ from dataclasses import dataclass, field
 from numba.core import ir, types
 
 from ..dialects import Builder
+from ..dialects.builder import located
 from ..errors import UnsupportedError
 from . import rules  # noqa: F401  (importing the rules registers them)
 from .kernel_intrinsics import KERNEL_CALL_RULES
 from .pipeline import type_function
-from .translation import ArrayUse, CallRule, KernelParam, Translation, bind_param, emit_blocks
+from .translation import (
+    ArrayUse,
+    CallRule,
+    KernelParam,
+    Translation,
+    bind_param,
+    emit_blocks,
+    located_lines,
+    location_of,
+)
 
 
 @dataclass
@@ -67,7 +77,8 @@ def translate_kernel(func_ir: ir.FunctionIR, typemap: dict, calltypes: dict, nam
     """The ``gpu.module`` holding kernel ``name`` for an ``ndim``-D range: a
     gpu.func calling the body, a func.func with one block per Numba IR block."""
     t = KernelTranslation(None, typemap, calltypes, func_ir=func_ir, ndim=ndim)
-    t.b = Builder(depth=3)
+    location = location_of(func_ir.loc)
+    t.b = Builder(depth=3, location=location)
     blocks = {}
     for label, block in func_ir.blocks.items():
         body = ir.Block(block.scope, block.loc)
@@ -84,16 +95,16 @@ def translate_kernel(func_ir: ir.FunctionIR, typemap: dict, calltypes: dict, nam
     signature = ", ".join(f"{ssa}: {param.mlir_type}" for ssa, param in t.args)
     arguments = ", ".join(ssa for ssa, _ in t.args)
     types_ = ", ".join(param.mlir_type for _, param in t.args)
-    lines = ["      " + line for line in t.allocas] + t.b.lines
+    end = located("}", location)
     # the body is a func.func, which the gpu stage structures (lift-cf-to-scf
     # works on func.func only) and then inlines into the kernel
-    text = (
-        "module attributes {gpu.container_module} {\n  gpu.module @kernels {\n"
-        f"    func.func private @{name}_body({signature}) {{\n"
-        + "\n".join(lines) + "\n    }\n"
+    text = "\n".join([
+        "module attributes {gpu.container_module} {", "  gpu.module @kernels {",
+        f"    func.func private @{name}_body({signature}) {{",
+        *located_lines(t.allocas, location, "      "), *t.b.lines, f"    {end}",
         f"    gpu.func @{name}({signature}) kernel attributes "
-        "{spirv.entry_point_abi = #spirv.entry_point_abi<>} {\n"
-        f"      func.call @{name}_body({arguments}) : ({types_}) -> ()\n"
-        "      gpu.return\n    }\n  }\n}\n"
-    )
+        "{spirv.entry_point_abi = #spirv.entry_point_abi<>} {",
+        *located_lines([f"func.call @{name}_body({arguments}) : ({types_}) -> ()",
+                        "gpu.return"], location, "      "),
+        f"    {end}", f"  {end}", end, ""])
     return KernelModule(name, text, tuple(p for _, p in t.args), t.arrays)

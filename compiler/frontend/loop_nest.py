@@ -102,7 +102,10 @@ def by_inner_strides(b: Builder, inner_strides: list[str],
         unit = arith.binary(b, "arith.andi", unit,
                             arith.compare(b, "eq", Value(stride, INDEX), one))
     with b.region(f"scf.if {unit.name}"):
+        # explicit terminators: an implicit one has no location of the user's
         emit({stride: one.name for stride in inner_strides})
+        b.emit("scf.yield")
         b.emit("} else {", indent=-1)
         emit({})
+        b.emit("scf.yield")
 

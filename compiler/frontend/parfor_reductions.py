@@ -337,9 +337,12 @@ def reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         # the OpenCL CPU device's vectorizer carry a loop-invariant float sum
         # (``s += 1.0``) from one work-item into the next
         with b.region(f"scf.if {takes_last.name}"):
+            # explicit terminators: an implicit one has no location of the user's
             store(work_item, iteration(last, final, replaced))
+            b.emit("scf.yield")
             b.emit("} else {", indent=-1)
             store(work_item, final)
+            b.emit("scf.yield")
 
     def loop(lower: Value, upper: Value, state: list[Value],
              step: Callable[[Value, list[Value]], list[Value]]) -> list[Value]:

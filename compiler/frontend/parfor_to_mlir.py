@@ -19,6 +19,7 @@ from numba.core import ir
 from numba.parfors.parfor import Parfor
 
 from ..dialects import INDEX, Builder, Value, scf
+from ..dialects.builder import located
 from ..errors import UnsupportedError
 from . import rules  # noqa: F401  (importing the rules registers them)
 from .loop_nest import (
@@ -44,6 +45,8 @@ from .translation import (
     Translation,
     bind_param,
     emit_blocks,
+    located_lines,
+    location_of,
     user_names,
     where,
 )
@@ -105,9 +108,10 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
         raise UnsupportedError(
             f"{where(parfor.loc)}: variable(s) {user_names(rebound)} from before the loop "
             "assigned in it, not as a reduction")
-    t = Translation(parfor, typemap, calltypes)
+    location = location_of(parfor.loc)
+    t = Translation(parfor, typemap, calltypes, b=Builder(location=location))
     # the body goes in its own function, called by the parallel loop
-    main, body = t.b, Builder()
+    main, body = t.b, Builder(location=location)
     t.b = body
     _bind_params(t)
     bounds = loop_bounds(t)
@@ -135,12 +139,12 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
     signature = ", ".join(f"{ssa}: {type}" for ssa, type in operands)
     body_signature = ", ".join([f"{ssa}: {type}" for ssa, type in operands]
                                + [f"{v.name}: {v.type.mlir}" for v in body_args])
-    body_text = "\n".join(["    " + line for line in t.allocas] + body.lines)
-    text = (
-        f"module {{\n  func.func @{name}({signature}) {{\n" + "\n".join(main.lines)
-        + f"\n    return\n  }}\n  func.func private @{name}_body({body_signature}){results} {{\n"
-        + body_text + "\n  }\n}\n"
-    )
+    end = located("}", location)
+    text = "\n".join([
+        "module {", f"  func.func @{name}({signature}) {{", *main.lines,
+        f"    {located('return', location)}", f"  {end}",
+        f"  func.func private @{name}_body({body_signature}){results} {{",
+        *located_lines(t.allocas, location, "    "), *body.lines, f"  {end}", end, ""])
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
                         tuple(dict.fromkeys(r.reduction for r in reductions)))
 

@@ -29,6 +29,8 @@ from numba.core.typing.builtins import IndexValueType
 from numba.parfors.parfor import Parfor
 
 from ..dialects import BOOL, F32, F64, INDEX, Builder, Complex, ScalarType, Value, arith, memref
+from ..dialects.builder import located
+from ..dialects.literals import location_literal
 from ..dialects.registry import RuleTable
 from ..errors import UnsupportedError
 
@@ -36,6 +38,16 @@ from ..errors import UnsupportedError
 def where(loc: ir.Loc) -> str:
     """``file.py:line`` of a node, for error messages."""
     return f"{loc.filename}:{loc.line}"
+
+
+def location_of(loc: ir.Loc) -> str:
+    """The ``loc(...)`` of a Numba IR node: its place in the user's source."""
+    return location_literal(loc.filename, loc.line or 0, loc.col or 0)
+
+
+def located_lines(lines: list[str], location: str, indent: str) -> list[str]:
+    """Lines of ops assembled outside a Builder, each with ``location``."""
+    return [indent + located(line, location) for line in lines]
 
 
 def scalar_type(nbtype: types.Type, what: str, loc: ir.Loc) -> ScalarType:
@@ -451,8 +463,10 @@ def emit_blocks(t: Translation, blocks: dict[int, ir.Block], after: str) -> None
         t.local = set()
         for stmt in block.body:
             if not isinstance(stmt, ir.Terminator):
+                b.location = location_of(stmt.loc)
                 translate_statement(t, stmt)
         term = block.terminator if block.is_terminated else None
+        b.location = location_of(term.loc if term is not None else block.loc)
         if term is None or isinstance(term, ir.Return):  # the body ends
             b.emit(f"cf.br {after}")
         elif isinstance(term, ir.Jump):
