@@ -444,3 +444,74 @@ def test_an_atomic_converts_a_value_of_the_same_kind(dtype, value):
     with xpuc.device_context(DEVICE):
         add_value[4](a, value)
     np.testing.assert_array_equal(a, [12])
+
+
+@xpuc.kernel
+def reversed_in_groups(a):
+    """Each work-group of 4 reverses its elements through local memory made
+    with keyword arguments and the array's own dtype."""
+    tile = xpuc.local.array(shape=4, dtype=a.dtype)
+    i, local = xpuc.get_global_id(0), xpuc.get_local_id(0)
+    tile[local] = a[i]
+    xpuc.barrier()
+    a[i] = tile[3 - local]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_local_array_with_keywords_and_the_arrays_dtype(dtype):
+    a = np.arange(8, dtype=dtype)
+    with xpuc.device_context(DEVICE):
+        reversed_in_groups[xpuc.NdRange(8, 4)](a)
+    np.testing.assert_array_equal(a, [3, 2, 1, 0, 7, 6, 5, 4])
+
+
+@xpuc.kernel
+def metadata(a, out):
+    out[0] = a.size
+    out[1] = a.ndim
+    out[2] = a.shape[0]
+    out[3] = a.shape[a.ndim - 1]
+
+
+@pytest.mark.parametrize("shape", [(7,), (2, 5), (3, 1, 4)])
+def test_array_metadata_in_a_kernel(shape):
+    out = np.zeros(4, np.int64)
+    with xpuc.device_context(DEVICE):
+        metadata[1](np.zeros(shape), out)
+    np.testing.assert_array_equal(out, [np.prod(shape), len(shape), shape[0], shape[-1]])
+
+
+def test_array_metadata_in_a_parfor_body():
+    @xpuc.jit
+    def scaled_by_size(a, out):
+        for i in numba.prange(out.shape[0]):
+            out[i] = a.size * 10 + a.ndim
+
+    out = np.zeros(3, np.int64)
+    with xpuc.device_context(DEVICE):
+        scaled_by_size(np.zeros((4, 6)), out)
+    np.testing.assert_array_equal(out, 242)
+
+
+def test_an_unknown_name_under_xpuc_is_refused_with_its_line():
+    @xpuc.kernel
+    def misspelt(a):
+        xpuc.atomic.nosuch(a, 0, 1)
+
+    line = misspelt.py_func.__code__.co_firstlineno + 2
+    with pytest.raises(xpuc.UnsupportedError,
+                       match=rf"test_kernels.py:{line}: xpuc.atomic.nosuch does not exist "
+                             r"\(xpuc.atomic offers add"):
+        with xpuc.device_context(DEVICE):
+            misspelt[1](np.zeros(1))
+
+
+def test_a_keyword_argument_the_callee_does_not_take_is_refused():
+    @xpuc.kernel
+    def wrong_keyword(a):
+        tile = xpuc.local.array(4, dtype=a.dtype, order="C")
+        tile[0] = a[0]
+
+    with pytest.raises(numba.core.errors.TypingError):
+        with xpuc.device_context(DEVICE):
+            wrong_keyword[1](np.zeros(1))

@@ -12,6 +12,7 @@ range is axis ``ndim - 1 - d``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -85,8 +86,20 @@ def atomic_add(array: object, index: int | tuple[int, ...], value: object) -> ob
 # ---- typing ------------------------------------------------------------------
 
 def _template(key: Callable, generic: Callable) -> None:
+    """Type calls of ``key`` by ``generic(self, args)``, keyword arguments
+    folded into the positions of ``key``'s Python signature."""
+    parameters = inspect.signature(key)
+
+    def typed(self, args, kws):
+        try:
+            args = parameters.bind(*args, **kws).args
+        except TypeError:
+            return None
+        found = generic(self, args, {})
+        return None if found is None else found.replace(pysig=parameters)
+
     infer_global(key)(type(f"_{key.__name__}_typing", (AbstractTemplate,),
-                           {"key": key, "generic": generic}))
+                           {"key": key, "generic": typed}))
 
 
 def _dimension_function_typing(self, args, kws):

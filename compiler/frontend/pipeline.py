@@ -4,6 +4,7 @@ xpuc instead of Numba's CPU threads."""
 from __future__ import annotations
 
 import functools
+from types import ModuleType
 
 from numba.core import ir, types
 from numba.core.compiler import (
@@ -12,8 +13,10 @@ from numba.core.compiler import (
     Flags,
     _EarlyPipelineCompletion,
     compile_extra,
+    run_frontend,
 )
 from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.consts import ConstantInferenceError
 from numba.core.registry import cpu_target
 from numba.core.typed_passes import (
     NativeParforLowering,
@@ -23,6 +26,7 @@ from numba.core.typed_passes import (
 )
 from numba.parfors.parfor import Parfor
 
+from ..errors import UnsupportedError
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 
@@ -115,5 +119,31 @@ def type_function(py_func, argtypes: tuple[types.Type, ...]
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
     typingctx.refresh()
     targetctx.refresh()
-    return compile_extra(typingctx, targetctx, py_func, argtypes, None, Flags(), {},
-                         pipeline_class=_KernelTyping)
+    try:
+        return compile_extra(typingctx, targetctx, py_func, argtypes, None, Flags(), {},
+                             pipeline_class=_KernelTyping)
+    except AttributeError:
+        # Numba's typing looks names up in modules and lets a missing one's
+        # AttributeError out of its internals: name it, and the user's line
+        _refuse_missing_names(py_func)
+        raise
+
+
+def _refuse_missing_names(py_func) -> None:
+    """Raise UnsupportedError for the first ``module.name`` in ``py_func``
+    whose module has no such name (``xpuc.atomic.nosuch``)."""
+    func_ir = run_frontend(py_func)
+    for block in func_ir.blocks.values():
+        for assign in block.find_insts(ir.Assign):
+            expr = assign.value
+            if not (isinstance(expr, ir.Expr) and expr.op == "getattr"):
+                continue
+            try:
+                module = func_ir.infer_constant(expr.value)
+            except ConstantInferenceError:
+                continue
+            if isinstance(module, ModuleType) and not hasattr(module, expr.attr):
+                offered = ", ".join(getattr(module, "__all__", ())) or "nothing"
+                raise UnsupportedError(
+                    f"{expr.loc.filename}:{expr.loc.line}: {module.__name__}.{expr.attr} does "
+                    f"not exist ({module.__name__} offers {offered})")

@@ -10,6 +10,7 @@ operands cast to the types the callee computes in.
 from __future__ import annotations
 
 import builtins
+import inspect
 import operator
 
 import numpy as np
@@ -110,15 +111,31 @@ def _unary(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
 def _call(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     """A call: by the call rule of its callee if it has one, else by the
     dialects' emit rule of the callee on its scalar or complex operands."""
-    if expr.kws or expr.vararg or expr.varkwarg:
-        raise UnsupportedError(f"{where(expr.loc)}: call with keyword or * arguments")
+    if expr.vararg or expr.varkwarg:
+        raise UnsupportedError(f"{where(expr.loc)}: call with * arguments")
     callee = t.lookup(expr.func)
     fntype = t.typemap[expr.func.name]
     key = getattr(fntype, "typing_key", callee.obj if isinstance(callee, CalleeValue) else None)
+    if expr.kws:
+        expr = _with_positional_arguments(t, expr, key)
     special = t.rule_for_call(key)
     if special is not None:
         return special(t, expr, target)
     return call_on_scalars(t, expr, key)
+
+
+def _with_positional_arguments(t: Translation, expr: ir.Expr, key: object) -> ir.Expr:
+    """The call ``expr`` with its keyword arguments in their positions of the
+    callee's Python signature (``xpuc.local.array(shape=4, dtype=...)``), as
+    its typing folded them; its type goes with it."""
+    try:
+        args = inspect.signature(key).bind(*expr.args, **dict(expr.kws)).args
+    except (TypeError, ValueError):  # no Python signature, or one they do not fit
+        raise UnsupportedError(f"{where(expr.loc)}: call of {_name(key)} with keyword "
+                               "arguments") from None
+    folded = ir.Expr.call(expr.func, list(args), (), expr.loc)
+    t.calltypes[folded] = t.calltypes[expr]
+    return folded
 
 
 def call_on_scalars(t: Translation, expr: ir.Expr, key: object) -> object:
@@ -174,6 +191,13 @@ def _getattr(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
         return literal(t, getattr(base.obj, expr.attr), target, expr.loc)
     if isinstance(base, ArrayValue) and expr.attr == "shape":
         return TupleValue(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
+    if isinstance(base, ArrayValue) and expr.attr == "ndim":
+        return t.b.constant(len(base.dims), ScalarType("i", 64))
+    if isinstance(base, ArrayValue) and expr.attr == "size":
+        size = t.b.index_constant(1)
+        for extent in base.dims:
+            size = arith.binary(t.b, "arith.muli", size, extent)
+        return arith.cast(t.b, size, ScalarType("i", 64))
     if isinstance(base, (IndexValuePair, Complex)) and expr.attr in base.PARTS:
         return getattr(base, expr.attr)
     if isinstance(base, Value) and expr.attr in Complex.PARTS:  # of a real number
