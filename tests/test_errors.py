@@ -1,6 +1,8 @@
 """Error paths: what cannot be offloaded is refused by name and line (SPEC rule
 9), conflicting options are refused (rule 7), device names are checked."""
 
+import textwrap
+
 import numba
 import numpy as np
 import pytest
@@ -204,3 +206,21 @@ def test_array_assigned_to_a_row_in_a_body_is_refused():
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
         copy_rows(np.zeros((4, 3)), np.ones((4, 3)), 4)
     assert "assigning anything but a number to an array element or slice" in str(info.value)
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    ('word = "abc"\n            out[i] = len(word)', "'word'"),
+    ('out[i] = len("de")', "a value of type Literal[str](de)"),
+])
+def test_messages_name_the_users_variables_never_numbas_temporaries(body, named):
+    namespace = {"numba": numba}
+    exec(textwrap.dedent(f"""
+        def lengths(a, out):
+            for i in numba.prange(a.shape[0]):
+                {body}
+        """), namespace)
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        xpuc.jit(namespace["lengths"])(np.ones(3), np.zeros(3))
+    message = str(info.value)
+    assert named in message
+    assert "$" not in message and "msg." not in message

@@ -70,6 +70,12 @@ def user_names(names: object) -> str:
     return ", ".join(sorted({name.split(".")[0] for name in names}))
 
 
+def described(var: ir.Var) -> str:
+    """A variable as an error message names it: by the user's name, never by
+    one of Numba's temporaries (``$const122.4``)."""
+    return "a value" if var.name.startswith("$") else f"'{user_names([var.name])}'"
+
+
 @dataclass(frozen=True)
 class KernelParam:
     """One argument of the kernel function and where the host gets it.
@@ -261,7 +267,7 @@ class Translation:
         return self.b.op(f"memref.load {self.slots[slot_name]}[] : memref<{type.mlir}>", type)
 
     def _part_types(self, var: ir.Var) -> list[ScalarType]:
-        return [scalar_type(ty, f"'{var.name}'", var.loc)
+        return [scalar_type(ty, described(var), var.loc)
                 for ty in scalar_items(self.typemap[var.name])]
 
     def lookup(self, var: ir.Var) -> object:
@@ -281,13 +287,13 @@ class Translation:
         found = self.lookup(var)
         if not isinstance(found, Value):
             raise UnsupportedError(
-                f"{where(var.loc)}: '{var.name}' of type {self.typemap.get(var.name)} "
+                f"{where(var.loc)}: {described(var)} of type {self.typemap.get(var.name)} "
                 "used as a scalar in a parfor"
             )
         return found
 
     def typed(self, var: ir.Var) -> ScalarType:
-        return scalar_type(self.typemap[var.name], f"'{var.name}'", var.loc)
+        return scalar_type(self.typemap[var.name], described(var), var.loc)
 
 
 def _definitions(parfor: Parfor) -> dict[str, object]:
