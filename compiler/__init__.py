@@ -12,6 +12,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"dpctl(\.
 from . import (  # noqa: E402
     atomic,
     local,
+    private,
     runtime,  # noqa: E402
 )
 from .device import device_context, get_current_queue  # noqa: E402
@@ -75,6 +76,7 @@ __all__ = [
     "jit",
     "kernel",
     "local",
+    "private",
     "reset_stats",
     "stats",
 ]

@@ -344,7 +344,7 @@ def test_array_of_a_variable_shape_made_in_the_body_is_refused():
 
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
         rows(np.ones((3, 4)), np.zeros(3))
-    assert "an array made in a parfor body with a shape that is not a constant" \
+    assert "an array made in a parfor body or kernel with a shape that is not a constant" \
         in str(info.value)
 
 

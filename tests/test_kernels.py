@@ -515,3 +515,32 @@ def test_a_keyword_argument_the_callee_does_not_take_is_refused():
     with pytest.raises(numba.core.errors.TypingError):
         with xpuc.device_context(DEVICE):
             wrong_keyword[1](np.zeros(1))
+
+
+@xpuc.kernel
+def prefix_sums_per_item(a, out):
+    """Each work-item's own arrays, made three ways, 1-D and 2-D."""
+    i = xpuc.get_global_id(0)
+    running = np.zeros(4, np.float64)
+    counts = np.ones((2, 3), np.int32)
+    scratch = xpuc.private.array(shape=(2, 2), dtype=a.dtype)
+    total = 0.0
+    for j in range(4):
+        total += a[i] * j
+        running[j] = total
+    scratch[1, 1] = running[3]
+    counts[1, 2] += 1
+    out[i, 0] = scratch[1, 1]
+    out[i, 1] = running[0] + running[1] + running[2]
+    out[i, 2] = counts[0, 0] + counts[1, 2]
+    leftover = np.empty(3, np.float64)
+    leftover[0] = a[i]
+    out[i, 3] = leftover[0]
+
+
+def test_private_arrays_in_a_kernel():
+    a = np.arange(1.0, 9.0)
+    out = np.zeros((8, 4))
+    with xpuc.device_context(DEVICE):
+        prefix_sums_per_item[8](a, out)
+    np.testing.assert_array_equal(out, np.stack([6 * a, 4 * a, np.full(8, 3.0), a], axis=1))

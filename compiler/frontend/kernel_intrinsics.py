@@ -26,7 +26,7 @@ from ..dialects import INDEX, Value, arith
 from ..dialects.registry import RuleTable
 from ..dialects.types import ScalarType
 from ..errors import UnsupportedError
-from .rules.arrays import allocate_array, element_offset, note_use
+from .rules.arrays import PRIVATE_MEMORY_SPACE, allocate_array, element_offset, note_use
 from .translation import ArrayValue, TupleValue, constant_value, where
 
 if TYPE_CHECKING:
@@ -70,6 +70,11 @@ def barrier() -> None:
     """Wait until every work-item of the work-group gets here; their writes
     to local (and global) memory before it are visible after it."""
     raise _outside_kernel("barrier")
+
+
+def private_array(shape: int | tuple[int, ...], dtype: object) -> object:
+    """An array of the work-item's own (``xpuc.private.array``): constant shape."""
+    raise _outside_kernel("private.array")
 
 
 def local_array(shape: int | tuple[int, ...], dtype: object) -> object:
@@ -160,6 +165,7 @@ for _fn in (get_global_id, get_local_id, get_group_id, get_global_size, get_loca
     _template(_fn, _dimension_function_typing)
 _template(barrier, _barrier_typing)
 _template(local_array, _local_array_typing)
+_template(private_array, _local_array_typing)
 _template(atomic_add, _atomic_add_typing)
 
 
@@ -214,15 +220,21 @@ def _barrier(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> None:
     t.b.emit("gpu.barrier")
 
 
-@kernel_call_rule(local_array)
-def _local_array(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
-    shape = _constant(t, expr.args[0], "the shape of a local array", expr.loc)
+@kernel_call_rule(local_array, private_array)
+def _kernel_array(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
+    """Work-group memory (one variable per kernel, whatever block asks for
+    it), or the work-item's own."""
+    local = t.typemap[expr.func.name].typing_key is local_array
+    what = "local array" if local else "private array"
+    shape = _constant(t, expr.args[0], f"the shape of a {what}", expr.loc)
     shape = shape if isinstance(shape, tuple) else (shape,)
     if not all(isinstance(n, int) and n > 0 for n in shape):
-        raise UnsupportedError(f"{where(expr.loc)}: local array shape {shape} must be "
+        raise UnsupportedError(f"{where(expr.loc)}: {what} shape {shape} must be "
                                "positive integers")
-    # work-group memory is one variable per kernel, whatever block asks for it
-    return allocate_array(t, target, shape, "memref.alloc", LOCAL_MEMORY_SPACE, "local array",
+    if local:
+        return allocate_array(t, target, shape, "memref.alloc", LOCAL_MEMORY_SPACE, what,
+                              expr.loc)
+    return allocate_array(t, target, shape, "memref.alloca", PRIVATE_MEMORY_SPACE, what,
                           expr.loc)
 
 

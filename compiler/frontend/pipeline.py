@@ -119,8 +119,10 @@ def type_function(py_func, argtypes: tuple[types.Type, ...]
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
     typingctx.refresh()
     targetctx.refresh()
+    flags = Flags()
+    flags.nrt = True  # np.empty and what builds on it (np.zeros) type only with it
     try:
-        return compile_extra(typingctx, targetctx, py_func, argtypes, None, Flags(), {},
+        return compile_extra(typingctx, targetctx, py_func, argtypes, None, flags, {},
                              pipeline_class=_KernelTyping)
     except AttributeError:
         # Numba's typing looks names up in modules and lets a missing one's

@@ -100,17 +100,45 @@ def _exhaust_iter(t: Translation, expr: ir.Expr, target: ir.Var) -> TupleValue:
 
 @call_rule(np.empty)
 def _private_array(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
-    """``np.empty`` in a body (what np.zeros / np.ones there become), of a shape
-    known when compiling: an array of the work-item's own, made afresh in each
-    iteration."""
-    shape = constant_value(t, expr.args[0])
-    shape = shape if isinstance(shape, tuple) else (shape,)
-    if not all(isinstance(n, int) and n >= 0 for n in shape):
-        raise UnsupportedError(
-            f"{where(expr.loc)}: an array made in a parfor body with a shape that is not "
-            "a constant")
-    return allocate_array(t, target, shape, "memref.alloca", PRIVATE_MEMORY_SPACE,
-                          "array made in a parfor body", expr.loc)
+    """``np.empty`` in a body (what np.zeros / np.ones in a parfor body become),
+    of a shape known when compiling: an array of the work-item's own, made
+    afresh in each iteration."""
+    return allocate_array(t, target, _constant_shape(t, expr.args[0], expr.loc),
+                          "memref.alloca", PRIVATE_MEMORY_SPACE, _PRIVATE, expr.loc)
+
+
+@call_rule(np.zeros, np.ones)
+def _filled_private_array(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
+    """``np.zeros`` / ``np.ones`` in a kernel (Numba's parfor pass has made those
+    of a parfor body into np.empty and a loop): a private array, filled."""
+    shape = _constant_shape(t, expr.args[0], expr.loc)
+    array = allocate_array(t, target, shape, "memref.alloca", PRIVATE_MEMORY_SPACE, _PRIVATE,
+                           expr.loc)
+    filler = 0 if t.typemap[expr.func.name].typing_key is np.zeros else 1
+    fill(t.b, array, math.prod(shape), filler)
+    return array
+
+
+_PRIVATE = "array made in a parfor body or kernel"
+
+
+def _constant_shape(t: Translation, shape: ir.Var, loc: ir.Loc) -> tuple[int, ...]:
+    found = constant_value(t, shape)
+    found = found if isinstance(found, tuple) else (found,)
+    if not all(isinstance(n, int) and n >= 0 for n in found):
+        raise UnsupportedError(f"{where(loc)}: an {_PRIVATE} with a shape that is not a constant")
+    return found
+
+
+def fill(b: Builder, array: ArrayValue, elements: int, value: int) -> None:
+    """Store ``value`` in each of the ``elements`` of ``array``'s flat memory."""
+    element = b.constant(value, array.dtype)
+    stored = arith.cast(b, element, ScalarType("u", 8)) if array.dtype.kind == "b" else element
+    first, end, one = b.index_constant(0), b.index_constant(elements), b.index_constant(1)
+    position = b.fresh()
+    with b.region(f"scf.for {position} = {first.name} to {end.name} step {one.name}"):
+        b.emit(f"memref.store {stored.name}, {array.memref}[{position}] : {array.memref_type}")
+        b.emit("scf.yield")  # explicit: an implicit one has no location of the user's
 
 
 def allocate_array(t: Translation, target: ir.Var, shape: tuple[int, ...], allocation: str,
