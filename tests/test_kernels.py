@@ -544,3 +544,116 @@ def test_private_arrays_in_a_kernel():
     with xpuc.device_context(DEVICE):
         prefix_sums_per_item[8](a, out)
     np.testing.assert_array_equal(out, np.stack([6 * a, 4 * a, np.full(8, 3.0), a], axis=1))
+
+
+ATOMIC_DTYPES = [np.int32, np.int64, np.uint32, np.float32, np.float64]
+
+
+@xpuc.kernel
+def every_atomic(values, out, olds):
+    """Every work-item applies each atomic to its own slot of ``out``: the
+    final values and the old values returned are those of a serial run in
+    any order (the operations commute)."""
+    i = xpuc.get_global_id(0)
+    v = values[i]
+    olds[0, i] = xpuc.atomic.add(out, 0, v)
+    olds[1, i] = xpuc.atomic.sub(out, 1, v)
+    olds[2, i] = xpuc.atomic.min(out, 2, v)
+    olds[3, i] = xpuc.atomic.max(out, 3, v)
+    olds[4, i] = xpuc.atomic.load(out, 4)
+
+
+@pytest.mark.parametrize("dtype", ATOMIC_DTYPES)
+def test_atomic_add_sub_min_max_load(dtype):
+    values = np.arange(1, 65, dtype=dtype)
+    out = np.array([0, 10_000, 1_000, 0, 7], dtype=dtype)
+    olds = np.zeros((5, 64), dtype)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        every_atomic[64](values, out, olds)
+    assert xpuc.stats()["kernel_launches"] == 1
+    np.testing.assert_array_equal(out, [values.sum(), 10_000 - values.sum(), 1, 64, 7])
+    # each work-item saw some state before its own update: sums of a subset
+    # of the values, never its own included
+    assert set(olds[0]) <= set(range(int(values.sum()) + 1)) and len(set(olds[0])) == 64
+    # the first min and max to land saw the initial values
+    assert 1_000 in olds[2] and 0 in olds[3]
+    np.testing.assert_array_equal(olds[4], 7)
+
+
+@xpuc.kernel
+def bitwise_atomics(bits, masks, out, olds):
+    i = xpuc.get_global_id(0)
+    olds[0, i] = xpuc.atomic.or_(out, 0, bits[i])
+    olds[1, i] = xpuc.atomic.and_(out, 1, masks[i])
+    olds[2, i] = xpuc.atomic.xor(out, 2, bits[i])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64])
+def test_bitwise_atomics(dtype):
+    bits = (np.ones(16, dtype) << np.arange(16).astype(dtype)).astype(dtype)
+    out = np.array([0, np.iinfo(dtype).max if np.dtype(dtype).kind == "u" else -1, 0], dtype)
+    olds = np.zeros((3, 16), dtype)
+    with xpuc.device_context(DEVICE):
+        bitwise_atomics[16](bits, ~bits, out, olds)
+    np.testing.assert_array_equal(out[0], 0xFFFF)
+    np.testing.assert_array_equal(out[1] & 0xFFFF, 0)
+    np.testing.assert_array_equal(out[2], 0xFFFF)
+
+
+@xpuc.kernel
+def claim_slots(slots, owners, olds):
+    """Each work-item tries to claim slot i // 4 with a compare-exchange: one
+    of each four wins; the exchange keeps the last writer's id."""
+    i = xpuc.get_global_id(0)
+    olds[i] = xpuc.atomic.compare_exchange(slots, i // 4, -1, i)
+    xpuc.atomic.exchange(owners, i // 4, i)
+    xpuc.atomic.store(owners, i // 4 + 8, i)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_compare_exchange_exchange_and_store(dtype):
+    slots, owners = np.full(8, -1, dtype), np.full(16, -1, dtype)
+    olds = np.zeros(32, dtype)
+    with xpuc.device_context(DEVICE):
+        claim_slots[32](slots, owners, olds)
+    for slot in range(8):
+        group = np.arange(slot * 4, slot * 4 + 4)
+        winners = group[olds[group] == -1]
+        assert len(winners) == 1 and slots[slot] == winners[0]  # the rest saw the winner
+        assert set(olds[group]) == {-1, slots[slot]}
+        assert owners[slot] in group and owners[slot + 8] in group
+
+
+@xpuc.kernel
+def float_bitwise(a):
+    xpuc.atomic.or_(a, 0, 1.0)
+
+
+def test_bitwise_atomics_on_floats_are_typing_errors():
+    with pytest.raises(numba.core.errors.TypingError, match="bitwise atomic on an array of "
+                                                            "float64"):
+        with xpuc.device_context(DEVICE):
+            float_bitwise[1](np.zeros(1))
+
+
+@xpuc.kernel
+def local_counts(data, counts):
+    i, local = xpuc.get_global_id(0), xpuc.get_local_id(0)
+    bins = xpuc.local.array(4, np.int32)
+    if local < 4:
+        bins[local] = 0
+    xpuc.barrier()
+    xpuc.atomic.add(bins, data[i], 1)
+    xpuc.atomic.max(bins, 3, data[i] + 100)
+    xpuc.barrier()
+    if local < 4:
+        xpuc.atomic.add(counts, local, bins[local])
+
+
+def test_integer_atomics_on_local_arrays():
+    data = np.array([0, 1, 2, 1] * 8, dtype=np.int32)
+    counts = np.zeros(4, np.int32)
+    with xpuc.device_context(DEVICE):
+        local_counts[xpuc.NdRange(32, 16)](data, counts)
+    np.testing.assert_array_equal(counts, [8, 16, 8, 2 * 102])

@@ -16,18 +16,15 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
 from numba.core import ir, types
-from numba.core.errors import TypingError
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
-from numba.np import numpy_support
 
 from ..dialects import INDEX, Value, arith
 from ..dialects.registry import RuleTable
 from ..dialects.types import ScalarType
 from ..errors import UnsupportedError
-from .rules.arrays import PRIVATE_MEMORY_SPACE, allocate_array, element_offset, note_use
-from .translation import ArrayValue, TupleValue, constant_value, where
+from .rules.arrays import PRIVATE_MEMORY_SPACE, allocate_array
+from .translation import ArrayValue, constant_value, where
 
 if TYPE_CHECKING:
     from .kernel_to_mlir import KernelTranslation
@@ -82,15 +79,9 @@ def local_array(shape: int | tuple[int, ...], dtype: object) -> object:
     raise _outside_kernel("local.array")
 
 
-def atomic_add(array: object, index: int | tuple[int, ...], value: object) -> object:
-    """``array[index] += value`` atomically (``xpuc.atomic.add``); returns
-    the old value."""
-    raise _outside_kernel("atomic.add")
-
-
 # ---- typing ------------------------------------------------------------------
 
-def _template(key: Callable, generic: Callable) -> None:
+def kernel_template(key: Callable, generic: Callable) -> None:
     """Type calls of ``key`` by ``generic(self, args)``, keyword arguments
     folded into the positions of ``key``'s Python signature."""
     parameters = inspect.signature(key)
@@ -117,7 +108,7 @@ def _barrier_typing(self, args, kws):
     return signature(types.none) if not args and not kws else None
 
 
-def _shape_rank(shape: types.Type) -> int | None:
+def shape_rank(shape: types.Type) -> int | None:
     if isinstance(shape, types.Integer):
         return 1
     if isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape):
@@ -129,7 +120,7 @@ def _local_array_typing(self, args, kws):
     if kws or len(args) != 2:
         return None
     shape, dtype = args
-    rank = _shape_rank(shape)
+    rank = shape_rank(shape)
     if isinstance(dtype, types.NumberClass):
         dtype = dtype.instance_type
     elif isinstance(dtype, types.DType):
@@ -139,34 +130,11 @@ def _local_array_typing(self, args, kws):
     return signature(types.Array(dtype, rank, "C"), *args)
 
 
-def _atomic_add_typing(self, args, kws):
-    if kws or len(args) != 3:
-        return None
-    array, index, value = args
-    if not (isinstance(array, types.Array) and _shape_rank(index) == array.ndim
-            and isinstance(value, (types.Number, types.Boolean))):
-        return None
-    _check_atomic_value("add", array.dtype, value)
-    return signature(array.dtype, *args)
-
-
-def _check_atomic_value(name: str, element: types.Type, value: types.Type) -> None:
-    """An atomic converts its value to the array's element type only within a
-    kind, as NumPy's same-kind casting does (an int64 into int32 elements, a
-    float64 into float32 ones); anything else would silently change the value."""
-    value = types.unliteral(value)
-    if not np.can_cast(numpy_support.as_dtype(value), numpy_support.as_dtype(element),
-                       "same_kind"):
-        raise TypingError(f"xpuc.atomic.{name}: a {value} value on an array of {element} "
-                          f"(convert the value to {element} first)")
-
-
 for _fn in (get_global_id, get_local_id, get_group_id, get_global_size, get_local_size):
-    _template(_fn, _dimension_function_typing)
-_template(barrier, _barrier_typing)
-_template(local_array, _local_array_typing)
-_template(private_array, _local_array_typing)
-_template(atomic_add, _atomic_add_typing)
+    kernel_template(_fn, _dimension_function_typing)
+kernel_template(barrier, _barrier_typing)
+kernel_template(local_array, _local_array_typing)
+kernel_template(private_array, _local_array_typing)
 
 
 # ---- translation -------------------------------------------------------------
@@ -236,65 +204,3 @@ def _kernel_array(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> ArrayV
                               expr.loc)
     return allocate_array(t, target, shape, "memref.alloca", PRIVATE_MEMORY_SPACE, what,
                           expr.loc)
-
-
-_ATOMIC_TYPES = {("i", 32), ("i", 64), ("u", 32), ("u", 64), ("f", 32), ("f", 64)}
-
-
-@kernel_call_rule(atomic_add)
-def _atomic_add(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
-    array = t.lookup(expr.args[0])
-    if not isinstance(array, ArrayValue):
-        raise UnsupportedError(f"{where(expr.loc)}: atomic.add on a non-array")
-    dtype = array.dtype
-    if (dtype.kind, dtype.bits) not in _ATOMIC_TYPES:
-        raise UnsupportedError(f"{where(expr.loc)}: atomic.add on {dtype.mlir} elements "
-                               "(int32, int64, float32 and float64 are supported)")
-    held = t.lookup(expr.args[1])
-    indices = list(held.items) if isinstance(held, TupleValue) else [held]
-    offset = element_offset(t, array, indices, expr.loc)
-    value = arith.cast(t.b, t.value(expr.args[2]), dtype)
-    if array.memref_type is not None:  # local memory: upstream lowers integer atomics
-        if dtype.is_float:
-            raise UnsupportedError(f"{where(expr.loc)}: atomic.add of floats on a local array")
-        return t.b.op(f"memref.atomic_rmw addi {value.name}, {array.memref}[{offset.name}] : "
-                      f"({dtype.mlir}, {array.memref_type}) -> {dtype.mlir}", dtype)
-    note_use(t, array, reads=True, writes=True)
-    return _global_atomic_add(t, array, offset, value)
-
-
-def _global_atomic_add(t: KernelTranslation, array: ArrayValue, offset: Value,
-                       value: Value) -> Value:
-    """Upstream does not lower atomics on OpenCL (CrossWorkgroup) memory: the
-    kernel takes the array's pointer a second time as a SPIR-V pointer and
-    uses SPIR-V's atomics on it (a compare-exchange loop for floats)."""
-    b, dtype = t.b, array.dtype
-    pointer_type = f"!spirv.ptr<{dtype.mlir}, CrossWorkgroup>"
-    pointer = t.pointer_param(array.var, pointer_type)
-    position = arith.cast(b, offset, ScalarType("i", 64))
-    element = b.op(f"spirv.PtrAccessChain {pointer}[{position.name}] : {pointer_type}, i64 "
-                   f"-> {pointer_type}", dtype)
-    if not dtype.is_float:
-        return b.op(f"spirv.AtomicIAdd <Device> <None> {element.name}, {value.name} : "
-                    f"{pointer_type}", dtype)
-    bits = ScalarType("i", dtype.bits)
-    bits_pointer = f"!spirv.ptr<{bits.mlir}, CrossWorkgroup>"
-    as_bits = b.op(f"spirv.Bitcast {element.name} : {pointer_type} to {bits_pointer}", bits)
-    first = b.op(f'spirv.Load "CrossWorkgroup" {element.name} : {dtype.mlir}', dtype)
-    result, expected, seen = b.fresh(), b.fresh(), b.fresh()
-    with b.region(f"{result} = scf.while ({expected} = {first.name}) : ({dtype.mlir}) -> "
-                  f"({dtype.mlir})", footer="} do {"):
-        sum_ = b.op(f"arith.addf {expected}, {value.name} : {dtype.mlir}", dtype)
-        new_bits = b.op(f"arith.bitcast {sum_.name} : {dtype.mlir} to {bits.mlir}", bits)
-        expected_bits = b.op(f"arith.bitcast {expected} : {dtype.mlir} to {bits.mlir}", bits)
-        got_bits = b.op(f"spirv.AtomicCompareExchange <Device> <None> <None> {as_bits.name}, "
-                        f"{new_bits.name}, {expected_bits.name} : {bits_pointer}", bits)
-        got = b.op(f"arith.bitcast {got_bits.name} : {bits.mlir} to {dtype.mlir}", dtype)
-        # another work-item changed it in between: try again from its value
-        retry = b.op(f"arith.cmpi ne, {got_bits.name}, {expected_bits.name} : {bits.mlir}",
-                     ScalarType("b", 1))
-        b.emit(f"scf.condition({retry.name}) {got.name} : {dtype.mlir}")
-    b.emit(f"^bb0({seen}: {dtype.mlir}):")
-    b.emit(f"  scf.yield {seen} : {dtype.mlir}")
-    b.emit("}")
-    return Value(result, dtype)

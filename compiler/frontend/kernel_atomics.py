@@ -1,0 +1,251 @@
+"""``xpuc.atomic``: atomic read-modify-writes of array elements in explicit
+kernels, each returning the value the element held before (as SYCL's
+``fetch_*``): the Python stubs, their Numba typing and their translation.
+
+Upstream MLIR lowers no atomics on OpenCL global (CrossWorkgroup) memory: the
+kernel takes the array's pointer a second time as a SPIR-V pointer and uses
+SPIR-V's atomics on it; an operation SPIR-V has only for integers is a
+compare-exchange loop on the float's bits. Local (work-group) arrays use
+``memref.atomic_rmw``, which upstream lowers for integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba.core import ir, types
+from numba.core.errors import TypingError
+from numba.core.typing.templates import signature
+from numba.np import numpy_support
+
+from ..dialects import BOOL, Builder, ScalarType, Value, arith
+from ..errors import UnsupportedError
+from .kernel_intrinsics import kernel_call_rule, kernel_template, shape_rank
+from .rules.arrays import element_offset, note_use
+from .translation import ArrayValue, TupleValue, where
+
+if TYPE_CHECKING:
+    from .kernel_to_mlir import KernelTranslation
+
+
+def _outside_kernel(name: str) -> Exception:
+    return RuntimeError(f"xpuc.atomic.{name} can only be called inside an @xpuc.kernel function")
+
+
+def add(array: object, index: int | tuple[int, ...], value: object) -> object:
+    """``array[index] += value``; returns the old value."""
+    raise _outside_kernel("add")
+
+
+def sub(array: object, index: int | tuple[int, ...], value: object) -> object:
+    """``array[index] -= value``; returns the old value."""
+    raise _outside_kernel("sub")
+
+
+def min(array: object, index: int | tuple[int, ...], value: object) -> object:  # noqa: A001
+    """``array[index] = min(array[index], value)``; returns the old value."""
+    raise _outside_kernel("min")
+
+
+def max(array: object, index: int | tuple[int, ...], value: object) -> object:  # noqa: A001
+    """``array[index] = max(array[index], value)``; returns the old value."""
+    raise _outside_kernel("max")
+
+
+def and_(array: object, index: int | tuple[int, ...], value: object) -> object:
+    """``array[index] &= value`` (integers); returns the old value."""
+    raise _outside_kernel("and_")
+
+
+def or_(array: object, index: int | tuple[int, ...], value: object) -> object:
+    """``array[index] |= value`` (integers); returns the old value."""
+    raise _outside_kernel("or_")
+
+
+def xor(array: object, index: int | tuple[int, ...], value: object) -> object:
+    """``array[index] ^= value`` (integers); returns the old value."""
+    raise _outside_kernel("xor")
+
+
+def exchange(array: object, index: int | tuple[int, ...], value: object) -> object:
+    """``array[index] = value``; returns the old value."""
+    raise _outside_kernel("exchange")
+
+
+def store(array: object, index: int | tuple[int, ...], value: object) -> object:
+    """``array[index] = value`` atomically; returns the old value."""
+    raise _outside_kernel("store")
+
+
+def load(array: object, index: int | tuple[int, ...]) -> object:
+    """``array[index]``, read atomically."""
+    raise _outside_kernel("load")
+
+
+def compare_exchange(array: object, index: int | tuple[int, ...], expected: object,
+                     desired: object) -> object:
+    """``array[index] = desired`` if it holds ``expected`` (floats compared by
+    their bits); returns the old value either way."""
+    raise _outside_kernel("compare_exchange")
+
+
+# Each read-modify-write: the SPIR-V op on integers (signed, unsigned), the
+# arith op that combines floats in a compare-exchange loop (None: integers
+# only), and memref.atomic_rmw's kind on local integers (signed, unsigned)
+_RMW: dict[Callable, tuple[tuple[str, str], str | None, tuple[str, str] | None]] = {
+    add: (("AtomicIAdd",) * 2, "arith.addf", ("addi",) * 2),
+    sub: (("AtomicISub",) * 2, "arith.subf", None),
+    min: (("AtomicSMin", "AtomicUMin"), "arith.minimumf", ("mins", "minu")),
+    max: (("AtomicSMax", "AtomicUMax"), "arith.maximumf", ("maxs", "maxu")),
+    and_: (("AtomicAnd",) * 2, None, ("andi",) * 2),
+    or_: (("AtomicOr",) * 2, None, ("ori",) * 2),
+    xor: (("AtomicXor",) * 2, None, None),
+    exchange: (("AtomicExchange",) * 2, "", ("assign",) * 2),
+    store: (("AtomicExchange",) * 2, "", ("assign",) * 2),
+}
+_SUPPORTED = {("i", 32), ("i", 64), ("u", 32), ("u", 64), ("f", 32), ("f", 64)}
+
+
+# ---- typing ------------------------------------------------------------------
+
+def _check_value(name: str, element: types.Type, value: types.Type) -> None:
+    """An atomic converts its value to the array's element type only within a
+    kind, as NumPy's same-kind casting does (an int64 into int32 elements, a
+    float64 into float32 ones); anything else would silently change the value."""
+    value = types.unliteral(value)
+    if not np.can_cast(numpy_support.as_dtype(value), numpy_support.as_dtype(element),
+                       "same_kind"):
+        raise TypingError(f"xpuc.atomic.{name}: a {value} value on an array of {element} "
+                          f"(convert the value to {element} first)")
+
+
+def _typing(stub: Callable, values: int):
+    def generic(self, args, kws):
+        if len(args) != 2 + values:
+            return None
+        array, index, *operands = args
+        if not (isinstance(array, types.Array) and shape_rank(index) == array.ndim
+                and all(isinstance(v, (types.Number, types.Boolean)) for v in operands)):
+            return None
+        if isinstance(array.dtype, types.Float) and _RMW.get(stub, ("", ""))[1] is None:
+            raise TypingError(f"xpuc.atomic.{stub.__name__}: a bitwise atomic on an array "
+                              f"of {array.dtype}, which is not an integer")
+        for value in operands:
+            _check_value(stub.__name__, array.dtype, value)
+        return signature(array.dtype, *args)
+
+    return generic
+
+
+for _stub in _RMW:
+    kernel_template(_stub, _typing(_stub, 1))
+kernel_template(load, _typing(load, 0))
+kernel_template(compare_exchange, _typing(compare_exchange, 2))
+
+
+# ---- translation -------------------------------------------------------------
+
+@kernel_call_rule(*_RMW, load, compare_exchange)
+def _atomic(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
+    stub = t.typemap[expr.func.name].typing_key
+    name = stub.__name__
+    array = t.lookup(expr.args[0])
+    if not isinstance(array, ArrayValue):
+        raise UnsupportedError(f"{where(expr.loc)}: atomic.{name} on a non-array")
+    dtype = array.dtype
+    if (dtype.kind, dtype.bits) not in _SUPPORTED:
+        raise UnsupportedError(f"{where(expr.loc)}: atomic.{name} on {dtype.mlir} elements "
+                               "(int32, int64, float32 and float64 are supported)")
+    held = t.lookup(expr.args[1])
+    indices = list(held.items) if isinstance(held, TupleValue) else [held]
+    offset = element_offset(t, array, indices, expr.loc)
+    operands = [arith.cast(t.b, t.value(v), dtype) for v in expr.args[2:]]
+    if array.memref_type is not None:
+        return _local_atomic(t.b, stub, array, offset, operands, expr.loc)
+    note_use(t, array, reads=True, writes=stub is not load)
+    return _global_atomic(t, stub, array, offset, operands)
+
+
+def _local_atomic(b: Builder, stub: Callable, array: ArrayValue, offset: Value,
+                  operands: list[Value], loc: ir.Loc) -> Value:
+    dtype = array.dtype
+    kinds = _RMW.get(stub, (None, None, None))[2]
+    if dtype.is_float or kinds is None:
+        raise UnsupportedError(f"{where(loc)}: atomic.{stub.__name__} on a local array of "
+                               f"{dtype.mlir} (local arrays take integer add, min, max, and_, "
+                               "or_, exchange and store)")
+    (value,) = operands
+    kind = kinds[0 if dtype.is_signed else 1]
+    return b.op(f"memref.atomic_rmw {kind} {value.name}, {array.memref}[{offset.name}] : "
+                f"({dtype.mlir}, {array.memref_type}) -> {dtype.mlir}", dtype)
+
+
+def _global_atomic(t: KernelTranslation, stub: Callable, array: ArrayValue, offset: Value,
+                   operands: list[Value]) -> Value:
+    b, dtype = t.b, array.dtype
+    bits = ScalarType("i", dtype.bits)
+    pointer_type = f"!spirv.ptr<{dtype.mlir}, CrossWorkgroup>"
+    bits_pointer_type = f"!spirv.ptr<{bits.mlir}, CrossWorkgroup>"
+    pointer = t.pointer_param(array.var, pointer_type)
+    position = arith.cast(b, offset, ScalarType("i", 64))
+    element = b.op(f"spirv.PtrAccessChain {pointer}[{position.name}] : {pointer_type}, i64 "
+                   f"-> {pointer_type}", dtype)
+    # floats go through their bits: SPIR-V's atomics there are integer ones
+    as_bits = element if not dtype.is_float else b.op(
+        f"spirv.Bitcast {element.name} : {pointer_type} to {bits_pointer_type}", bits)
+    bit_operands = [_bits(b, v, bits) for v in operands]
+
+    def integer_op(op: str, *values: Value) -> Value:
+        arguments = ", ".join(v.name for v in values)
+        return _from_bits(b, b.op(f"spirv.{op} <Device> <None> {as_bits.name}, {arguments} : "
+                                  f"{bits_pointer_type}", bits), dtype)
+
+    if stub is load:  # or-ing 0 reads the element atomically and changes nothing
+        return integer_op("AtomicOr", b.constant(0, bits))
+    if stub is compare_exchange:
+        expected, desired = bit_operands
+        return _from_bits(b, b.op(
+            f"spirv.AtomicCompareExchange <Device> <None> <None> {as_bits.name}, {desired.name}, "
+            f"{expected.name} : {bits_pointer_type}", bits), dtype)
+    integer_ops, float_op, _ = _RMW[stub]
+    if not dtype.is_float or float_op == "":
+        return integer_op(integer_ops[0 if dtype.is_signed else 1], *bit_operands)
+    return _compare_exchange_loop(b, element, as_bits, dtype, bits, lambda old: arith.binary(
+        b, float_op, old, operands[0]))
+
+
+def _bits(b: Builder, value: Value, bits: ScalarType) -> Value:
+    if not value.type.is_float:
+        return value
+    return b.op(f"arith.bitcast {value.name} : {value.type.mlir} to {bits.mlir}", bits)
+
+
+def _from_bits(b: Builder, value: Value, dtype: ScalarType) -> Value:
+    if not dtype.is_float:
+        return value
+    return b.op(f"arith.bitcast {value.name} : {value.type.mlir} to {dtype.mlir}", dtype)
+
+
+def _compare_exchange_loop(b: Builder, element: Value, as_bits: Value, dtype: ScalarType,
+                           bits: ScalarType, combine: Callable[[Value], Value]) -> Value:
+    """``element = combine(element)`` as a compare-exchange loop on its bits;
+    the value it held before."""
+    bits_pointer_type = f"!spirv.ptr<{bits.mlir}, CrossWorkgroup>"
+    first = b.op(f'spirv.Load "CrossWorkgroup" {element.name} : {dtype.mlir}', dtype)
+    result, expected, seen = b.fresh(), b.fresh(), b.fresh()
+    with b.region(f"{result} = scf.while ({expected} = {first.name}) : ({dtype.mlir}) -> "
+                  f"({dtype.mlir})", footer="} do {"):
+        new_bits = _bits(b, combine(Value(expected, dtype)), bits)
+        expected_bits = _bits(b, Value(expected, dtype), bits)
+        got_bits = b.op(f"spirv.AtomicCompareExchange <Device> <None> <None> {as_bits.name}, "
+                        f"{new_bits.name}, {expected_bits.name} : {bits_pointer_type}", bits)
+        got = _from_bits(b, got_bits, dtype)
+        # another work-item changed it in between: try again from its value
+        retry = b.op(f"arith.cmpi ne, {got_bits.name}, {expected_bits.name} : {bits.mlir}", BOOL)
+        b.emit(f"scf.condition({retry.name}) {got.name} : {dtype.mlir}")
+    b.emit(f"^bb0({seen}: {dtype.mlir}):")
+    b.emit(f"  scf.yield {seen} : {dtype.mlir}")
+    b.emit("}")
+    return Value(result, dtype)
