@@ -11,6 +11,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"dpctl(\.
 
 from . import (  # noqa: E402
     atomic,
+    group,
     local,
     private,
     runtime,  # noqa: E402
@@ -26,12 +27,18 @@ from .errors import (  # noqa: E402
 )
 from .frontend import kernels_compiled  # noqa: E402
 from .frontend.kernel_intrinsics import (  # noqa: E402
-    barrier,
     get_global_id,
     get_global_size,
     get_group_id,
     get_local_id,
     get_local_size,
+)
+from .frontend.kernel_work_group import (  # noqa: E402
+    GLOBAL_MEM_FENCE,
+    LOCAL_MEM_FENCE,
+    atomic_fence,
+    barrier,
+    mem_fence,
 )
 from .kernel import KernelFunction, NdRange, kernel  # noqa: E402
 from .placement import asarray  # noqa: E402
@@ -55,6 +62,8 @@ def reset_stats() -> None:
 _compiled_at_reset = 0
 
 __all__ = [
+    "GLOBAL_MEM_FENCE",
+    "LOCAL_MEM_FENCE",
     "ConflictingOptionsError",
     "DeviceError",
     "ExecutionPlacementError",
@@ -65,6 +74,7 @@ __all__ = [
     "XpucError",
     "asarray",
     "atomic",
+    "atomic_fence",
     "barrier",
     "device_context",
     "get_current_queue",
@@ -73,9 +83,11 @@ __all__ = [
     "get_group_id",
     "get_local_id",
     "get_local_size",
+    "group",
     "jit",
     "kernel",
     "local",
+    "mem_fence",
     "private",
     "reset_stats",
     "stats",

@@ -657,3 +657,83 @@ def test_integer_atomics_on_local_arrays():
     with xpuc.device_context(DEVICE):
         local_counts[xpuc.NdRange(32, 16)](data, counts)
     np.testing.assert_array_equal(counts, [8, 16, 8, 2 * 102])
+
+
+@xpuc.kernel
+def group_results(values, out):
+    i, group = xpuc.get_global_id(0), xpuc.get_group_id(0)
+    v = values[i]
+    total = xpuc.group.reduce_add(v)
+    low = xpuc.group.reduce_min(v)
+    high = xpuc.group.reduce_max(v)
+    if xpuc.get_local_id(0) == 3:  # every work-item has the results: one writes them
+        out[group, 0] = total
+        out[group, 1] = low
+        out[group, 2] = high
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_work_group_collectives(dtype):
+    rng = np.random.default_rng(11)
+    values = rng.integers(-3, 4, 64).astype(dtype)
+    values[values == 0] = 1
+    out = np.zeros((4, 3), dtype)
+    with xpuc.device_context(DEVICE):
+        group_results[xpuc.NdRange(64, 16)](values, out)
+    groups = values.reshape(4, 16)
+    expected = np.stack([groups.sum(1), groups.min(1), groups.max(1)], axis=1)
+    np.testing.assert_array_equal(out, expected.astype(dtype))
+
+
+def test_group_product_is_refused_clearly():
+    @xpuc.kernel
+    def product(values, out):
+        out[0] = xpuc.group.reduce_mul(values[xpuc.get_global_id(0)])
+
+    with pytest.raises(xpuc.UnsupportedError, match="reduce_mul: the device has no work-group "
+                                                    "multiply"):
+        with xpuc.device_context(DEVICE):
+            product[xpuc.NdRange(8, 8)](np.ones(8), np.zeros(1))
+
+
+@xpuc.kernel
+def publish(data, flags, seen):
+    """Work-item 0 of each group writes data, fences, then raises a flag that
+    the others read after a barrier over global and local memory."""
+    i, local = xpuc.get_global_id(0), xpuc.get_local_id(0)
+    if local == 0:
+        data[xpuc.get_group_id(0)] = 42.0
+        xpuc.mem_fence(xpuc.GLOBAL_MEM_FENCE)
+        flags[xpuc.get_group_id(0)] = 1
+    xpuc.barrier(xpuc.GLOBAL_MEM_FENCE | xpuc.LOCAL_MEM_FENCE)
+    xpuc.atomic_fence()
+    seen[i] = data[xpuc.get_group_id(0)] * flags[xpuc.get_group_id(0)]
+
+
+def test_fences_and_barrier_flags():
+    data, flags, seen = np.zeros(4), np.zeros(4, np.int64), np.zeros(32)
+    with xpuc.device_context(DEVICE):
+        publish[xpuc.NdRange(32, 8)](data, flags, seen)
+    np.testing.assert_array_equal(seen, 42.0)
+    spirv = publish.inspect_mlir("spirv")
+    assert "spirv.MemoryBarrier <Workgroup>, <AcquireRelease|CrossWorkgroupMemory>" in spirv
+    assert ("spirv.ControlBarrier <Workgroup>, <Workgroup>, "
+            "<AcquireRelease|WorkgroupMemory|CrossWorkgroupMemory>") in spirv
+    assert "<SequentiallyConsistent|WorkgroupMemory|CrossWorkgroupMemory>" in spirv
+
+
+def test_barrier_without_flags_orders_local_memory():
+    with xpuc.device_context(DEVICE):
+        group_sums[xpuc.NdRange(64, 64)](np.ones(64), np.zeros(1))
+    assert ("spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>"
+            in group_sums.inspect_mlir("spirv"))
+
+
+def test_fence_flags_must_be_constant_fence_flags():
+    @xpuc.kernel
+    def bad_fence(a):
+        xpuc.mem_fence(4)
+
+    with pytest.raises(xpuc.UnsupportedError, match="fence flags 4"):
+        with xpuc.device_context(DEVICE):
+            bad_fence[1](np.zeros(1))

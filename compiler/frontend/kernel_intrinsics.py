@@ -63,12 +63,6 @@ def get_local_size(dim: int) -> int:
     raise _outside_kernel("get_local_size")
 
 
-def barrier() -> None:
-    """Wait until every work-item of the work-group gets here; their writes
-    to local (and global) memory before it are visible after it."""
-    raise _outside_kernel("barrier")
-
-
 def private_array(shape: int | tuple[int, ...], dtype: object) -> object:
     """An array of the work-item's own (``xpuc.private.array``): constant shape."""
     raise _outside_kernel("private.array")
@@ -104,10 +98,6 @@ def _dimension_function_typing(self, args, kws):
     return None
 
 
-def _barrier_typing(self, args, kws):
-    return signature(types.none) if not args and not kws else None
-
-
 def shape_rank(shape: types.Type) -> int | None:
     if isinstance(shape, types.Integer):
         return 1
@@ -132,7 +122,6 @@ def _local_array_typing(self, args, kws):
 
 for _fn in (get_global_id, get_local_id, get_group_id, get_global_size, get_local_size):
     kernel_template(_fn, _dimension_function_typing)
-kernel_template(barrier, _barrier_typing)
 kernel_template(local_array, _local_array_typing)
 kernel_template(private_array, _local_array_typing)
 
@@ -181,11 +170,6 @@ kernel_call_rule(get_local_id)(_id_rule("gpu.thread_id"))
 kernel_call_rule(get_group_id)(_id_rule("gpu.block_id"))
 kernel_call_rule(get_local_size)(_id_rule("gpu.block_dim"))
 kernel_call_rule(get_global_size)(_id_rule("gpu.grid_dim", "gpu.block_dim"))
-
-
-@kernel_call_rule(barrier)
-def _barrier(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> None:
-    t.b.emit("gpu.barrier")
 
 
 @kernel_call_rule(local_array, private_array)

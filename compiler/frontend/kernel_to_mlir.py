@@ -2,8 +2,8 @@
 the MLIR of its ``gpu`` stage: one ``gpu.func`` whose body is the function's
 Numba IR, by the same statement, expression and call rules as parfor bodies,
 and before those the call rules only kernels see (``KERNEL_CALL_RULES``:
-work-item functions, barrier, local arrays: kernel_intrinsics.py; atomics:
-kernel_atomics.py)."""
+work-item functions, local arrays: kernel_intrinsics.py; atomics:
+kernel_atomics.py; barriers, fences, collectives: kernel_work_group.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from numba.core import ir, types
 from ..dialects import Builder
 from ..dialects.builder import located
 from ..errors import UnsupportedError
-from . import kernel_atomics, rules  # noqa: F401  (importing the rules registers them)
+from . import kernel_atomics, kernel_work_group, rules  # noqa: F401  (importing the rules registers them)
 from .kernel_intrinsics import KERNEL_CALL_RULES
 from .pipeline import type_function
 from .translation import (

@@ -327,6 +327,9 @@ def constant_value(t: Translation, var: ir.Var) -> object:
     if isinstance(definition, ir.Expr) and definition.op == "build_tuple":
         items = tuple(constant_value(t, item) for item in definition.items)
         return None if None in items else items
+    if isinstance(definition, ir.Expr) and definition.op == "getattr":  # xpuc.LOCAL_MEM_FENCE
+        base = constant_value(t, definition.value)
+        return getattr(base, definition.attr, None) if isinstance(base, ModuleType) else None
     return None
 
 
