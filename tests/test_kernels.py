@@ -1,6 +1,8 @@
 """Explicit kernels (SPEC "Explicit kernels"): work-item functions, work-group
 local memory and barriers, atomics, placement like jit, launch checks."""
 
+import math
+
 import dpctl
 import dpctl.tensor as dpt
 import numba
@@ -737,3 +739,62 @@ def test_fence_flags_must_be_constant_fence_flags():
     with pytest.raises(xpuc.UnsupportedError, match="fence flags 4"):
         with xpuc.device_context(DEVICE):
             bad_fence[1](np.zeros(1))
+
+
+@numba.njit
+def squared(x):
+    return x * x
+
+
+@xpuc.jit
+def distance(points, i, j):
+    """A device function taking an array and scalars, calling another."""
+    return math.sqrt(squared(points[i, 0] - points[j, 0]) + squared(points[i, 1] - points[j, 1]))
+
+
+@xpuc.kernel
+def distances_to_first(points, out):
+    i = xpuc.get_global_id(0)
+    out[i] = distance(points, i, 0) + squared(1.5) - squared(1.5)
+
+
+def test_device_functions_in_a_kernel():
+    points = np.random.default_rng(2).random((16, 2))
+    out = np.zeros(16)
+    with xpuc.device_context(DEVICE):
+        distances_to_first[16](points, out)
+    np.testing.assert_allclose(out, np.hypot(*(points - points[0]).T), rtol=1e-14)
+
+
+def test_device_functions_in_a_parfor_body():
+    @xpuc.jit
+    def all_distances(points, out):
+        for i in numba.prange(points.shape[0]):
+            for j in range(points.shape[0]):
+                out[i, j] = distance(points, i, j)
+
+    points = np.random.default_rng(3).random((12, 2))
+    device, cpu = np.zeros((12, 12)), np.zeros((12, 12))
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        all_distances(points, device)
+    assert xpuc.stats()["kernel_launches"] == 1
+    all_distances(points, cpu)
+    np.testing.assert_allclose(device, cpu, rtol=1e-15)
+
+
+@numba.njit
+def factorial(n):
+    return 1 if n <= 1 else n * factorial(n - 1)
+
+
+def test_recursion_in_a_device_function_is_refused():
+    @xpuc.kernel
+    def factorials(out):
+        i = xpuc.get_global_id(0)
+        out[i] = factorial(i)
+
+    with pytest.raises(xpuc.UnsupportedError,
+                       match=r"recursion \(factorials -> factorial -> factorial\)"):
+        with xpuc.device_context(DEVICE):
+            factorials[4](np.zeros(4, np.int64))

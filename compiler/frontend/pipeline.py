@@ -24,9 +24,11 @@ from numba.core.typed_passes import (
     ParforPreLoweringPass,
     PreLowerStripPhis,
 )
+from numba.core.untyped_passes import InlineInlinables
 from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
+from .device_functions import InlineDeviceFunctions
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 
@@ -74,6 +76,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
         def define_pipelines(self):
             self.state.xpuc_offload = offload
             pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+            pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, ParforPreLoweringPass)
             pm.passes = [(NativeOffloadLowering, "xpuc offload lowering")
@@ -105,6 +108,7 @@ class _KernelTyping(CompilerBase):
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_untyped_pipeline(self.state)
+        pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
         pm.add_pass(NopythonTypeInference, "nopython type inference")
         pm.add_pass(PreLowerStripPhis, "remove phi nodes")
         pm.add_pass(StopAfterTyping, "stop after typing")
