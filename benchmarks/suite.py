@@ -56,7 +56,8 @@ def _results(workload: Workload, args: tuple, returned: object,
             for v in values]
 
 
-PARALLEL, USM, DPEX = "numba.njit(parallel=True)", "xpuc, USM", "numba-dpex dpjit"
+PARALLEL, IN_CONTEXT, USM, DPEX = ("numba.njit(parallel=True)", "xpuc, NumPy in context",
+                                   "xpuc, USM", "numba-dpex dpjit")
 
 
 def _implementations(workload: Workload, queue: dpctl.SyclQueue) -> dict[str, Callable]:
@@ -77,7 +78,7 @@ def _implementations(workload: Workload, queue: dpctl.SyclQueue) -> dict[str, Ca
         found["NumPy"] = (workload.reference, lambda args: args)
     found["numba.njit"] = (serial, lambda args: args)
     found[PARALLEL] = (parallel, lambda args: args)
-    found["xpuc, NumPy in context"] = (in_context, lambda args: args)
+    found[IN_CONTEXT] = (in_context, lambda args: args)
     found[USM] = (offloaded, to_usm)
     return found
 
@@ -294,10 +295,13 @@ def _nothing():
 
 def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, float]:
     """Microseconds of host overhead, median of ``repeat`` calls on one-element
-    USM arrays (no copies, next to no work): the two baselines (a dpctl barrier
+    arrays (next to no work, and no copies: a device with
+    ``usm_system_allocations``, as the CPU device, takes NumPy's memory as it
+    is): the two baselines (a dpctl barrier
     submit+wait, and dpctl's submit+wait of an empty one-work-item kernel, its
-    SPIR-V built by xpuc), an xpuc call with one parfor and one with
-    ``PARFORS_IN_MANY``; their difference splits the cost into a part per
+    SPIR-V built by xpuc), an xpuc call with one parfor on a USM array and on a
+    NumPy array in a device context, and one with ``PARFORS_IN_MANY`` on a USM
+    array; the two USM calls' difference splits the cost into a part per
     launched parfor (the slope) and a part per call."""
     @xpuc.jit
     def one_parfor(a):
@@ -319,21 +323,26 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
         _nothing[1]()
     ((name, spirv),) = _nothing.inspect_spirv().items()
     empty_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
-    tiny = xpuc.asarray(np.zeros(1), queue=queue)
+    tiny_usm, tiny_numpy = xpuc.asarray(np.zeros(1), queue=queue), np.zeros(1)
+    one_usm, many_usm = "xpuc call, 1 parfor, USM", f"xpuc call, {PARFORS_IN_MANY} parfors, USM"
     runs = {BARRIER: lambda: queue.submit_barrier().wait(),
             EMPTY_KERNEL: lambda: queue.submit(empty_kernel, [], [1]).wait(),
-            "xpuc call, 1 parfor": lambda: one_parfor(tiny),
-            f"xpuc call, {PARFORS_IN_MANY} parfors": lambda: four_parfors(tiny)}
+            one_usm: lambda: one_parfor(tiny_usm),
+            "xpuc call, 1 parfor, NumPy in a context": lambda: one_parfor(tiny_numpy),
+            many_usm: lambda: four_parfors(tiny_usm)}
     samples: dict[str, list[float]] = {name: [] for name in runs}
-    for run in runs.values():
-        run()  # compiles
-    # in turns of OVERHEAD_TURN calls, so that a change in the machine's load
-    # falls on the baselines and on xpuc's calls alike
-    for _ in range(repeat // OVERHEAD_TURN):
-        for name, run in runs.items():
-            samples[name] += call_times(run, OVERHEAD_TURN)
+    # entered once, as by a user calling many times in it; the USM calls run
+    # in it too, on its own queue (placement checks that, by identity)
+    with xpuc.device_context(queue):
+        for run in runs.values():
+            run()  # compiles
+        # in turns of OVERHEAD_TURN calls, so that a change in the machine's
+        # load falls on the baselines and on xpuc's calls alike
+        for _ in range(repeat // OVERHEAD_TURN):
+            for name, run in runs.items():
+                samples[name] += call_times(run, OVERHEAD_TURN)
     found = {name: statistics.median(times) * 1e3 for name, times in samples.items()}
-    one, many = found["xpuc call, 1 parfor"], found[f"xpuc call, {PARFORS_IN_MANY} parfors"]
+    one, many = found[one_usm], found[many_usm]
     found["per launched parfor (slope)"] = (many - one) / (PARFORS_IN_MANY - 1)
     found["per call, besides its parfors"] = one - found["per launched parfor (slope)"]
     return found
@@ -348,24 +357,31 @@ def _cell(row: dict | None) -> str:
     return cell + (f" {row['GB/s']:.1f} GB/s" if "GB/s" in row else "")
 
 
+# the speed-up columns of markdown_table: column -> (xpuc's path, the peers
+# whose fastest it is held against)
+SPEEDUPS = {"NumPy in context vs Numba parallel": (IN_CONTEXT, (PARALLEL,)),
+            "USM vs Numba parallel": (USM, (PARALLEL,)),
+            "USM vs best peer": (USM, (PARALLEL, DPEX))}
+
+
 def markdown_table(results: dict[str, dict]) -> str:
-    """One row per workload, one column per implementation, then xpuc with
-    USM inputs against Numba's threads and against the best peer (Numba's
-    threads or numba-dpex), and their geometric means."""
+    """One row per workload, one column per implementation, then the
+    ``SPEEDUPS`` (both xpuc paths against Numba's threads, and xpuc with USM
+    inputs against the best peer, Numba's threads or numba-dpex), and their
+    geometric means."""
     names = list(dict.fromkeys(n for rows in results.values() for n in rows))
-    lines = ["| workload | " + " | ".join(names) + " | USM vs Numba parallel | USM vs best peer |",
-             "|---|" + "---:|" * (len(names) + 2)]
-    speedups: dict[str, list[float]] = {"parallel": [], "best": []}
+    lines = ["| workload | " + " | ".join(names + list(SPEEDUPS)) + " |",
+             "|---|" + "---:|" * (len(names) + len(SPEEDUPS))]
+    speedups: dict[str, list[float]] = {column: [] for column in SPEEDUPS}
     for workload, rows in results.items():
-        peers = [rows[n]["steady_ms"] for n in (PARALLEL, DPEX) if "steady_ms" in rows.get(n, {})]
-        ours = rows[USM]["steady_ms"]
-        speedups["parallel"].append(rows[PARALLEL]["steady_ms"] / ours)
-        speedups["best"].append(min(peers) / ours)
-        lines.append(f"| {workload} | " + " | ".join(_cell(rows.get(n)) for n in names)
-                     + f" | {speedups['parallel'][-1]:.2f}x | {speedups['best'][-1]:.2f}x |")
-    means = {key: statistics.geometric_mean(values) for key, values in speedups.items()}
-    lines.append("| geometric mean |" + " |" * len(names)
-                 + f" {means['parallel']:.2f}x | {means['best']:.2f}x |")
+        for column, (ours, peers) in SPEEDUPS.items():
+            fastest = min(rows[n]["steady_ms"] for n in peers if "steady_ms" in rows.get(n, {}))
+            speedups[column].append(fastest / rows[ours]["steady_ms"])
+        lines.append(f"| {workload} | " + " | ".join(
+            [_cell(rows.get(n)) for n in names] + [f"{s[-1]:.2f}x" for s in speedups.values()])
+            + " |")
+    lines.append("| geometric mean |" + " |" * len(names) + "".join(
+        f" {statistics.geometric_mean(s):.2f}x |" for s in speedups.values()))
     return "\n".join(lines)
 
 
