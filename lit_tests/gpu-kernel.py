@@ -1,7 +1,7 @@
 # gpu stage of an explicit kernel: the function is a gpu.func of its own (no
 # launch to map), work-item functions are gpu ops on the SYCL axis order (the
-# range's last dimension is x), barriers are gpu.barrier, and a local array is
-# one work-group buffer (memory space 3).
+# range's last dimension is x), a barrier is SPIR-V's control barrier ordering
+# local memory, and a local array is one work-group buffer (memory space 3).
 # RUN: %xpuc compile %s --emit gpu | filecheck %s
 # RUN: %xpuc compile %s --emit linalg | filecheck %s --check-prefix=LINALG
 
@@ -28,7 +28,7 @@ def transpose_tile(a, out):
 # CHECK-DAG: memref.alloc() : memref<64xf32, 3>
 # CHECK-DAG: gpu.global_id  y
 # CHECK-DAG: gpu.global_id  x
-# CHECK: gpu.barrier
+# CHECK: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
 # CHECK: gpu.return
 
 # LINALG: // xpuc: kernel transpose_tile {{.*}} has no linalg stage
