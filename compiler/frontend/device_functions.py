@@ -32,6 +32,7 @@ def _device_function(callee: object):
     """The Python function of a jitted callee (Numba's dispatcher or xpuc's
     JitFunction), or None for anything else."""
     py_func = getattr(callee, "py_func", None)
+    # JitFunction is the dispatcher layer's, which the frontend may not import
     jitted = hasattr(callee, "targetoptions") or type(callee).__name__ == "JitFunction"
     return py_func if jitted and callable(py_func) else None
 

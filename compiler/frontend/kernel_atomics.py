@@ -22,7 +22,7 @@ from numba.np import numpy_support
 
 from ..dialects import BOOL, Builder, ScalarType, Value, arith
 from ..errors import UnsupportedError
-from .kernel_intrinsics import kernel_call_rule, kernel_template, shape_rank
+from .kernel_intrinsics import kernel_call_rule, kernel_template, outside_kernel, shape_rank
 from .rules.arrays import element_offset, note_use
 from .translation import ArrayValue, TupleValue, where
 
@@ -30,65 +30,61 @@ if TYPE_CHECKING:
     from .kernel_to_mlir import KernelTranslation
 
 
-def _outside_kernel(name: str) -> Exception:
-    return RuntimeError(f"xpuc.atomic.{name} can only be called inside an @xpuc.kernel function")
-
-
 def add(array: object, index: int | tuple[int, ...], value: object) -> object:
     """``array[index] += value``; returns the old value."""
-    raise _outside_kernel("add")
+    raise outside_kernel("atomic.add")
 
 
 def sub(array: object, index: int | tuple[int, ...], value: object) -> object:
     """``array[index] -= value``; returns the old value."""
-    raise _outside_kernel("sub")
+    raise outside_kernel("atomic.sub")
 
 
 def min(array: object, index: int | tuple[int, ...], value: object) -> object:  # noqa: A001
     """``array[index] = min(array[index], value)``; returns the old value."""
-    raise _outside_kernel("min")
+    raise outside_kernel("atomic.min")
 
 
 def max(array: object, index: int | tuple[int, ...], value: object) -> object:  # noqa: A001
     """``array[index] = max(array[index], value)``; returns the old value."""
-    raise _outside_kernel("max")
+    raise outside_kernel("atomic.max")
 
 
 def and_(array: object, index: int | tuple[int, ...], value: object) -> object:
     """``array[index] &= value`` (integers); returns the old value."""
-    raise _outside_kernel("and_")
+    raise outside_kernel("atomic.and_")
 
 
 def or_(array: object, index: int | tuple[int, ...], value: object) -> object:
     """``array[index] |= value`` (integers); returns the old value."""
-    raise _outside_kernel("or_")
+    raise outside_kernel("atomic.or_")
 
 
 def xor(array: object, index: int | tuple[int, ...], value: object) -> object:
     """``array[index] ^= value`` (integers); returns the old value."""
-    raise _outside_kernel("xor")
+    raise outside_kernel("atomic.xor")
 
 
 def exchange(array: object, index: int | tuple[int, ...], value: object) -> object:
     """``array[index] = value``; returns the old value."""
-    raise _outside_kernel("exchange")
+    raise outside_kernel("atomic.exchange")
 
 
 def store(array: object, index: int | tuple[int, ...], value: object) -> object:
     """``array[index] = value`` atomically; returns the old value."""
-    raise _outside_kernel("store")
+    raise outside_kernel("atomic.store")
 
 
 def load(array: object, index: int | tuple[int, ...]) -> object:
     """``array[index]``, read atomically."""
-    raise _outside_kernel("load")
+    raise outside_kernel("atomic.load")
 
 
 def compare_exchange(array: object, index: int | tuple[int, ...], expected: object,
                      desired: object) -> object:
     """``array[index] = desired`` if it holds ``expected`` (floats compared by
     their bits); returns the old value either way."""
-    raise _outside_kernel("compare_exchange")
+    raise outside_kernel("atomic.compare_exchange")
 
 
 # Each read-modify-write: the SPIR-V op on integers (signed, unsigned), the

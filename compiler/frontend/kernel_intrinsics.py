@@ -34,43 +34,44 @@ if TYPE_CHECKING:
 LOCAL_MEMORY_SPACE = 3
 
 
-def _outside_kernel(name: str) -> Exception:
+def outside_kernel(name: str) -> Exception:
+    """What a kernel-only function raises when Python calls it."""
     return RuntimeError(f"xpuc.{name} can only be called inside an @xpuc.kernel function")
 
 
 def get_global_id(dim: int) -> int:
     """This work-item's index in dimension ``dim`` of the global range."""
-    raise _outside_kernel("get_global_id")
+    raise outside_kernel("get_global_id")
 
 
 def get_local_id(dim: int) -> int:
     """This work-item's index in dimension ``dim`` of its work-group."""
-    raise _outside_kernel("get_local_id")
+    raise outside_kernel("get_local_id")
 
 
 def get_group_id(dim: int) -> int:
     """This work-group's index in dimension ``dim``."""
-    raise _outside_kernel("get_group_id")
+    raise outside_kernel("get_group_id")
 
 
 def get_global_size(dim: int) -> int:
     """The global range's size in dimension ``dim``."""
-    raise _outside_kernel("get_global_size")
+    raise outside_kernel("get_global_size")
 
 
 def get_local_size(dim: int) -> int:
     """The work-group's size in dimension ``dim``."""
-    raise _outside_kernel("get_local_size")
+    raise outside_kernel("get_local_size")
 
 
 def private_array(shape: int | tuple[int, ...], dtype: object) -> object:
     """An array of the work-item's own (``xpuc.private.array``): constant shape."""
-    raise _outside_kernel("private.array")
+    raise outside_kernel("private.array")
 
 
 def local_array(shape: int | tuple[int, ...], dtype: object) -> object:
     """A work-group local array (``xpuc.local.array``): constant shape."""
-    raise _outside_kernel("local.array")
+    raise outside_kernel("local.array")
 
 
 # ---- typing ------------------------------------------------------------------

@@ -19,7 +19,7 @@ from numba.core.typing.templates import signature
 
 from ..dialects import Value
 from ..errors import UnsupportedError
-from .kernel_intrinsics import kernel_call_rule, kernel_template
+from .kernel_intrinsics import kernel_call_rule, kernel_template, outside_kernel
 from .translation import constant_value, where
 
 if TYPE_CHECKING:
@@ -29,46 +29,42 @@ LOCAL_MEM_FENCE = 1
 GLOBAL_MEM_FENCE = 2
 
 
-def _outside_kernel(name: str) -> Exception:
-    return RuntimeError(f"xpuc.{name} can only be called inside an @xpuc.kernel function")
-
-
 def barrier(flags: int = LOCAL_MEM_FENCE) -> None:
     """Wait until every work-item of the work-group gets here; their writes to
     the memory ``flags`` names before it are visible after it."""
-    raise _outside_kernel("barrier")
+    raise outside_kernel("barrier")
 
 
 def mem_fence(flags: int) -> None:
     """Order this work-item's accesses to the memory ``flags`` names: those
     before the fence happen before those after it, as other work-items see them."""
-    raise _outside_kernel("mem_fence")
+    raise outside_kernel("mem_fence")
 
 
 def atomic_fence() -> None:
     """A sequentially consistent fence over all memory, device-wide (SYCL's
     ``atomic_fence`` with its default order and scope)."""
-    raise _outside_kernel("atomic_fence")
+    raise outside_kernel("atomic_fence")
 
 
 def reduce_add(value: object) -> object:
     """The sum of ``value`` over the work-group, in every work-item."""
-    raise _outside_kernel("group.reduce_add")
+    raise outside_kernel("group.reduce_add")
 
 
 def reduce_mul(value: object) -> object:
     """The product of ``value`` over the work-group, in every work-item."""
-    raise _outside_kernel("group.reduce_mul")
+    raise outside_kernel("group.reduce_mul")
 
 
 def reduce_min(value: object) -> object:
     """The least ``value`` of the work-group, in every work-item."""
-    raise _outside_kernel("group.reduce_min")
+    raise outside_kernel("group.reduce_min")
 
 
 def reduce_max(value: object) -> object:
     """The greatest ``value`` of the work-group, in every work-item."""
-    raise _outside_kernel("group.reduce_max")
+    raise outside_kernel("group.reduce_max")
 
 
 # ---- typing ------------------------------------------------------------------
