@@ -1,8 +1,9 @@
-"""The scf dialect: a parfor's loop nest as one ``scf.parallel``."""
+"""The scf dialect: a parfor's loop nest as one ``scf.parallel``, and an
+``scf.if`` whose two regions the caller fills."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from .builder import Builder, Value
@@ -27,3 +28,17 @@ def parallel(
     with b.region(f"scf.parallel ({names}) = ({lbs}) to ({ubs}) step ({steps})", "}"):
         yield ivs
         b.emit("scf.reduce")
+
+
+@contextmanager
+def if_else(b: Builder, condition: Value) -> Iterator[Callable[[], None]]:
+    """Emit an ``scf.if`` on ``condition`` with no results: the lines emitted
+    inside go to its then-region until the yielded function is called, then
+    to its else-region."""
+    def otherwise() -> None:
+        b.emit("scf.yield")
+        b.emit("} else {", indent=-1)
+
+    with b.region(f"scf.if {condition.name}"):
+        yield otherwise
+        b.emit("scf.yield")

@@ -1,7 +1,7 @@
 """Python rewrites of the linalg and gpu stages, where upstream MLIR has no
 pass that does what the kernels and the launch plan need: branches as scf.if,
-loops normalized, values sunk into launches, launches merged into one
-gpu.module, kernels indexed by (bounded) global ids."""
+loops normalized, printfs made mappable, values sunk into launches, launches
+merged into one gpu.module, kernels indexed by (bounded) global ids."""
 
 from __future__ import annotations
 
@@ -86,6 +86,24 @@ def normalize_loops(module: ir.Module) -> None:
                     scaled = arith.muli(counter, steps[axis])
                     index = arith.addi(lowers[axis], scaled)
                     counter.replace_all_uses_except(index, scaled.owner.operation)
+
+
+def enclose_printfs(module: ir.Module) -> None:
+    """Put each gpu.printf directly in a parallel loop's body into an
+    scf.execute_region of its own.
+
+    convert-parallel-loops-to-gpu declines a loop whose body holds a
+    gpu.printf (a print() in a prange body) but not one nested in a region;
+    the canonicalize that follows the conversion inlines the regions again."""
+    for printf in ops_named(module.operation, "gpu.printf"):
+        if printf.parent.name != "scf.parallel":
+            continue
+        with printf.location, ir.InsertionPoint(printf):
+            region = scf.ExecuteRegionOp([])
+        block = region.regions[0].blocks.append()
+        with printf.location, ir.InsertionPoint(block):
+            yielded = scf.YieldOp([])
+        printf.move_before(yielded)
 
 
 def sink_into_launches(module: ir.Module) -> None:

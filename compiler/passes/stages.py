@@ -158,6 +158,7 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     if not 1 <= ndim <= 3:
         raise XpucError(f"expected a parallel loop of 1 to 3 dimensions, the deepest has {ndim}")
     gpu_rewrites.normalize_loops(module)
+    gpu_rewrites.enclose_printfs(module)
     compiler.run(module, pipelines.MAP_TO_GPU)
     gpu_rewrites.sink_into_launches(module)
     compiler.run(module, pipelines.OUTLINE)

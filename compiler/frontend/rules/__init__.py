@@ -5,12 +5,13 @@ importing this package registers them all in the tables of translation.py.
   casts, attributes (np.pi, .real, a namedtuple's fields, a.shape)
 - arrays: element reads and writes, views and slices, np.empty, tuples
 - control_flow: for over range(), a prange nested in a prange body
+- printing: print() of scalars and string constants, by the device's printf
 - reductions: IndexValue and min/max of two (np.argmin, np.argmax)
 - threads: numba.get_num_threads and friends
 
 The rules only explicit kernels see (work-item functions, barrier, local
 arrays, atomics) are in ../kernel_intrinsics.py."""
 
-from . import arithmetic, arrays, control_flow, reductions, threads
+from . import arithmetic, arrays, control_flow, printing, reductions, threads
 
-__all__ = ["arithmetic", "arrays", "control_flow", "reductions", "threads"]
+__all__ = ["arithmetic", "arrays", "control_flow", "printing", "reductions", "threads"]
