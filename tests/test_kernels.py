@@ -662,10 +662,12 @@ def group_results(values, out):
     total = xpuc.group.reduce_add(v)
     low = xpuc.group.reduce_min(v)
     high = xpuc.group.reduce_max(v)
+    product = xpuc.group.reduce_mul(v)
     if xpuc.get_local_id(0) == 3:  # every work-item has the results: one writes them
         out[group, 0] = total
         out[group, 1] = low
         out[group, 2] = high
+        out[group, 3] = product
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
@@ -673,23 +675,14 @@ def test_work_group_collectives(dtype):
     rng = np.random.default_rng(11)
     values = rng.integers(-3, 4, 64).astype(dtype)
     values[values == 0] = 1
-    out = np.zeros((4, 3), dtype)
+    out = np.zeros((4, 4), dtype)
+    xpuc.reset_stats()
     with xpuc.device_context(DEVICE):
         group_results[xpuc.NdRange(64, 16)](values, out)
+    assert xpuc.stats()["kernel_launches"] == 1
     groups = values.reshape(4, 16)
-    expected = np.stack([groups.sum(1), groups.min(1), groups.max(1)], axis=1)
+    expected = np.stack([groups.sum(1), groups.min(1), groups.max(1), groups.prod(1)], axis=1)
     np.testing.assert_array_equal(out, expected.astype(dtype))
-
-
-def test_group_product_is_refused_clearly():
-    @xpuc.kernel
-    def product(values, out):
-        out[0] = xpuc.group.reduce_mul(values[xpuc.get_global_id(0)])
-
-    with pytest.raises(xpuc.UnsupportedError, match="reduce_mul: the device has no work-group "
-                                                    "multiply"):
-        with xpuc.device_context(DEVICE):
-            product[xpuc.NdRange(8, 8)](np.ones(8), np.zeros(1))
 
 
 @xpuc.kernel

@@ -149,11 +149,11 @@ _REDUCTIONS: dict[Callable, tuple[str, str, str]] = {
 def _collective(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
     value = t.value(expr.args[0])
     if t.typemap[expr.func.name].typing_key is reduce_mul:
-        # OpenCL's SPIR-V has group add, min and max but no multiply, and the
-        # gpu dialect's conversion lowers none for it
-        raise UnsupportedError(f"{where(expr.loc)}: xpuc.group.reduce_mul: the device has no "
-                               "work-group multiply (reduce_add, reduce_min and reduce_max "
-                               "are offered)")
+        # OpenCL's core SPIR-V has group add, min and max but no multiply, which
+        # is SPV_KHR_uniform_group_instructions' (the gpu dialect's conversion
+        # emits none of its ops)
+        op = "spirv.KHR.GroupFMul" if value.type.is_float else "spirv.KHR.GroupIMul"
+        return t.b.op(f"{op} <Workgroup> <Reduce> {value.name} : {value.type.mlir}", value.type)
     floats, signed, unsigned = _REDUCTIONS[t.typemap[expr.func.name].typing_key]
     operation = floats if value.type.is_float else signed if value.type.is_signed else unsigned
     return t.b.op(f"gpu.all_reduce {operation} {value.name} uniform {{}} : "

@@ -4,6 +4,8 @@ and what the launch plan and the device rely on."""
 
 from __future__ import annotations
 
+import re
+
 from mlir import ir
 
 from ..errors import UnsupportedError, XpucError
@@ -70,19 +72,31 @@ def check_kernel_abi(module: ir.Module) -> None:
                             f"arguments but its launch passes {operands}")
 
 
-def require_int64_atomics(module: ir.Module) -> None:
-    """Declare the Int64Atomics capability in each SPIR-V module with 64-bit
-    atomics: spirv-update-vce does not know that they need it (and a module
-    without it is invalid)."""
+# what a capability needs declared besides itself
+_CAPABILITY_EXTENSIONS = {"GroupUniformArithmeticKHR": "SPV_KHR_uniform_group_instructions"}
+_VCE = re.compile(r"#spirv\.vce<(v[0-9.]+), \[(.*)\], \[(.*)\]>")
+
+
+def complete_vce(module: ir.Module) -> None:
+    """Declare in each SPIR-V module what spirv-update-vce leaves out (and a
+    module without it is invalid): Int64Atomics for 64-bit atomics, and the
+    extension each capability comes from (the uniform group multiplies')."""
     for spirv_module in ops_named(module.operation, "spirv.module"):
-        wide = any(op.name.startswith("spirv.Atomic")
-                   and any(isinstance(r.type, ir.IntegerType) and r.type.width == 64
-                           for r in op.results)
-                   for op in nested_ops(spirv_module))
-        triple = str(spirv_module.attributes["vce_triple"])
-        if wide and "Int64Atomics" not in triple:
-            spirv_module.attributes["vce_triple"] = ir.Attribute.parse(
-                triple.replace("[", "[Int64Atomics, ", 1))
+        version, caps, exts = _VCE.fullmatch(
+            str(spirv_module.attributes["vce_triple"])).groups()
+        capabilities = [c for c in caps.split(", ") if c]
+        extensions = [e for e in exts.split(", ") if e]
+        if "Int64Atomics" not in capabilities and any(
+                op.name.startswith("spirv.Atomic")
+                and any(isinstance(r.type, ir.IntegerType) and r.type.width == 64
+                        for r in op.results)
+                for op in nested_ops(spirv_module)):
+            capabilities.append("Int64Atomics")
+        extensions += [_CAPABILITY_EXTENSIONS[c] for c in capabilities
+                       if c in _CAPABILITY_EXTENSIONS
+                       and _CAPABILITY_EXTENSIONS[c] not in extensions]
+        spirv_module.attributes["vce_triple"] = ir.Attribute.parse(
+            f"#spirv.vce<{version}, [{', '.join(capabilities)}], [{', '.join(extensions)}]>")
 
 
 def check_float_support(module: ir.Module, target: Target) -> None:

@@ -203,7 +203,7 @@ def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     _compiler().run(module, pipelines.TO_SPIRV)
     spirv_rewrites.hint_scalar_work_items(module, row_walks)
     disjoint.declare_restrict(module, disjoint_kernels)
-    spirv_rewrites.require_int64_atomics(module)
+    spirv_rewrites.complete_vce(module)
     spirv_rewrites.check_kernel_abi(module)
     return module
 

@@ -9,7 +9,10 @@ from dataclasses import dataclass
 # SPIR-V capabilities every kernel may use: OpenCL kernels with 64-bit pointers
 # (Addresses, Int64 for the 64-bit index type) and the small integers bools
 # and int8 arrays need. spirv-update-vce keeps only those a kernel really uses.
-_BASE_CAPS = ("Addresses", "Kernel", "Int8", "Int16", "Int64", "Groups")
+_BASE_CAPS = ("Addresses", "Kernel", "Int8", "Int16", "Int64", "Groups",
+              # work-group multiplies (group.reduce_mul): core OpenCL SPIR-V has
+              # group add, min and max only
+              "GroupUniformArithmeticKHR")
 
 
 @dataclass(frozen=True)
