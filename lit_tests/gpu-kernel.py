@@ -1,7 +1,7 @@
 # gpu stage of an explicit kernel: the function is a gpu.func of its own (no
 # launch to map), work-item functions are gpu ops on the SYCL axis order (the
 # range's last dimension is x), a barrier is SPIR-V's control barrier ordering
-# local memory, and a local array is one work-group buffer (memory space 3).
+# local memory, and a local array is one Workgroup variable of the module.
 # RUN: %xpuc compile %s --emit gpu | filecheck %s
 # RUN: %xpuc compile %s --emit linalg | filecheck %s --check-prefix=LINALG
 
@@ -21,11 +21,11 @@ def transpose_tile(a, out):
 
 # CHECK: // xpuc: kernel transpose_tile signature (array(float32, 2d, C), array(float32, 2d, C)) range 2-D
 # CHECK: gpu.module @kernels
+# CHECK: spirv.GlobalVariable @local0 : !spirv.ptr<!spirv.array<64 x f32>, Workgroup>
 # CHECK: gpu.func @transpose_tile(%{{.*}}: memref<?xf32>
 # CHECK-SAME: kernel
 # CHECK-SAME: spirv.entry_point_abi = #spirv.entry_point_abi<>
 # CHECK-NOT: func.call
-# CHECK-DAG: memref.alloc() : memref<64xf32, 3>
 # CHECK-DAG: gpu.global_id  y
 # CHECK-DAG: gpu.global_id  x
 # CHECK: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>

@@ -578,6 +578,74 @@ def test_atomic_add_sub_min_max_load(dtype):
 
 
 @xpuc.kernel
+def every_local_atomic(values, out, olds):
+    """every_atomic on a local array, one per work-group of 16."""
+    i, local, group = xpuc.get_global_id(0), xpuc.get_local_id(0), xpuc.get_group_id(0)
+    slots = xpuc.local.array(5, values.dtype)
+    if local == 0:
+        slots[0], slots[1], slots[2], slots[3], slots[4] = 0, 10_000, 1_000, 0, 7
+    xpuc.barrier()
+    v = values[i]
+    olds[0, i] = xpuc.atomic.add(slots, 0, v)
+    olds[1, i] = xpuc.atomic.sub(slots, 1, v)
+    olds[2, i] = xpuc.atomic.min(slots, 2, v)
+    olds[3, i] = xpuc.atomic.max(slots, 3, v)
+    olds[4, i] = xpuc.atomic.load(slots, 4)
+    xpuc.barrier()
+    if local < 5:
+        out[group, local] = slots[local]
+
+
+@pytest.mark.parametrize("dtype", ATOMIC_DTYPES)
+def test_every_atomic_on_local_arrays(dtype):
+    values = np.arange(1, 65, dtype=dtype)
+    out = np.zeros((4, 5), dtype)
+    olds = np.zeros((5, 64), dtype)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        every_local_atomic[xpuc.NdRange(64, 16)](values, out, olds)
+    assert xpuc.stats()["kernel_launches"] == 1
+    groups = values.reshape(4, 16)
+    sums = groups.sum(1)
+    expected = np.stack([sums, 10_000 - sums, groups.min(1), groups.max(1), np.full(4, 7)], 1)
+    np.testing.assert_array_equal(out, expected.astype(dtype))
+    for g in range(4):  # each work-item saw a distinct partial sum of its group's values
+        assert len(set(olds[0, g * 16:(g + 1) * 16])) == 16
+    np.testing.assert_array_equal(olds[4], 7)
+
+
+@xpuc.kernel
+def local_claims_and_bits(winners, bits):
+    """In each work-group one work-item claims a local slot by a
+    compare-exchange; all xor their bit into a local word."""
+    i, local, group = xpuc.get_global_id(0), xpuc.get_local_id(0), xpuc.get_group_id(0)
+    slot = xpuc.local.array(1, winners.dtype)
+    word = xpuc.local.array(1, bits.dtype)
+    if local == 0:
+        slot[0] = -1
+        word[0] = 0
+    xpuc.barrier()
+    if xpuc.atomic.compare_exchange(slot, 0, -1, i) == -1:
+        winners[group, 1] = i  # only the winner gets -1 back
+    xpuc.atomic.xor(word, 0, 1 << local)
+    xpuc.barrier()
+    if local == 0:
+        winners[group, 0] = slot[0]
+        bits[group] = word[0]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_compare_exchange_and_xor_on_local_arrays(dtype):
+    winners = np.full((4, 2), -2, dtype)
+    bits = np.zeros(4, dtype)
+    with xpuc.device_context(DEVICE):
+        local_claims_and_bits[xpuc.NdRange(64, 16)](winners, bits)
+    assert (winners[:, 0] == winners[:, 1]).all()
+    assert all(g * 16 <= w < (g + 1) * 16 for g, w in enumerate(winners[:, 0]))
+    np.testing.assert_array_equal(bits, 0xFFFF)
+
+
+@xpuc.kernel
 def bitwise_atomics(bits, masks, out, olds):
     i = xpuc.get_global_id(0)
     olds[0, i] = xpuc.atomic.or_(out, 0, bits[i])

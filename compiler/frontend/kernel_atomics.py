@@ -2,11 +2,11 @@
 kernels, each returning the value the element held before (as SYCL's
 ``fetch_*``): the Python stubs, their Numba typing and their translation.
 
-Upstream MLIR lowers no atomics on OpenCL global (CrossWorkgroup) memory: the
-kernel takes the array's pointer a second time as a SPIR-V pointer and uses
-SPIR-V's atomics on it; an operation SPIR-V has only for integers is a
-compare-exchange loop on the float's bits. Local (work-group) arrays use
-``memref.atomic_rmw``, which upstream lowers for integers.
+Upstream MLIR lowers no atomics on OpenCL global (CrossWorkgroup) memory and
+only some integer ones on local memory: the kernel uses SPIR-V's atomics on a
+pointer to the element, that of an argument array passed a second time as a
+SPIR-V pointer, or that of a local array's Workgroup variable. An operation
+SPIR-V has only for integers is a compare-exchange loop on the float's bits.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from numba.core.errors import TypingError
 from numba.core.typing.templates import signature
 from numba.np import numpy_support
 
-from ..dialects import BOOL, Builder, ScalarType, Value, arith
+from ..dialects import BOOL, I64, Builder, ScalarType, Value, arith, spirv
 from ..errors import UnsupportedError
 from .kernel_intrinsics import kernel_call_rule, kernel_template, outside_kernel, shape_rank
 from .rules.arrays import element_offset, note_use
@@ -87,19 +87,19 @@ def compare_exchange(array: object, index: int | tuple[int, ...], expected: obje
     raise outside_kernel("atomic.compare_exchange")
 
 
-# Each read-modify-write: the SPIR-V op on integers (signed, unsigned), the
-# arith op that combines floats in a compare-exchange loop (None: integers
-# only), and memref.atomic_rmw's kind on local integers (signed, unsigned)
-_RMW: dict[Callable, tuple[tuple[str, str], str | None, tuple[str, str] | None]] = {
-    add: (("AtomicIAdd",) * 2, "arith.addf", ("addi",) * 2),
-    sub: (("AtomicISub",) * 2, "arith.subf", None),
-    min: (("AtomicSMin", "AtomicUMin"), "arith.minimumf", ("mins", "minu")),
-    max: (("AtomicSMax", "AtomicUMax"), "arith.maximumf", ("maxs", "maxu")),
-    and_: (("AtomicAnd",) * 2, None, ("andi",) * 2),
-    or_: (("AtomicOr",) * 2, None, ("ori",) * 2),
-    xor: (("AtomicXor",) * 2, None, None),
-    exchange: (("AtomicExchange",) * 2, "", ("assign",) * 2),
-    store: (("AtomicExchange",) * 2, "", ("assign",) * 2),
+# Each read-modify-write: the SPIR-V op on integers (signed, unsigned), and
+# the arith op that combines floats in a compare-exchange loop (None: integers
+# only; "": the value replaces the element, bits as they are)
+_RMW: dict[Callable, tuple[tuple[str, str], str | None]] = {
+    add: (("AtomicIAdd",) * 2, "arith.addf"),
+    sub: (("AtomicISub",) * 2, "arith.subf"),
+    min: (("AtomicSMin", "AtomicUMin"), "arith.minimumf"),
+    max: (("AtomicSMax", "AtomicUMax"), "arith.maximumf"),
+    and_: (("AtomicAnd",) * 2, None),
+    or_: (("AtomicOr",) * 2, None),
+    xor: (("AtomicXor",) * 2, None),
+    exchange: (("AtomicExchange",) * 2, ""),
+    store: (("AtomicExchange",) * 2, ""),
 }
 _SUPPORTED = {("i", 32), ("i", 64), ("u", 32), ("u", 64), ("f", 32), ("f", 64)}
 
@@ -125,7 +125,7 @@ def _typing(stub: Callable, values: int):
         if not (isinstance(array, types.Array) and shape_rank(index) == array.ndim
                 and all(isinstance(v, (types.Number, types.Boolean)) for v in operands)):
             return None
-        if isinstance(array.dtype, types.Float) and _RMW.get(stub, ("", ""))[1] is None:
+        if isinstance(array.dtype, types.Float) and _RMW.get(stub, ((), ""))[1] is None:
             raise TypingError(f"xpuc.atomic.{stub.__name__}: a bitwise atomic on an array "
                               f"of {array.dtype}, which is not an integer")
         for value in operands:
@@ -158,36 +158,26 @@ def _atomic(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
     indices = list(held.items) if isinstance(held, TupleValue) else [held]
     offset = element_offset(t, array, indices, expr.loc)
     operands = [arith.cast(t.b, t.value(v), dtype) for v in expr.args[2:]]
-    if array.memref_type is not None:
-        return _local_atomic(t.b, stub, array, offset, operands, expr.loc)
+    if array.storage is not None:  # a local array: its work-group variable, shared by the group
+        element = spirv.element_pointer(t.b, array.memref, array.memref_type, offset, dtype,
+                                        array.storage)
+        return _atomic_on(t.b, stub, element, dtype, array.storage, "Workgroup", operands)
     note_use(t, array, reads=True, writes=stub is not load)
-    return _global_atomic(t, stub, array, offset, operands)
-
-
-def _local_atomic(b: Builder, stub: Callable, array: ArrayValue, offset: Value,
-                  operands: list[Value], loc: ir.Loc) -> Value:
-    dtype = array.dtype
-    kinds = _RMW.get(stub, (None, None, None))[2]
-    if dtype.is_float or kinds is None:
-        raise UnsupportedError(f"{where(loc)}: atomic.{stub.__name__} on a local array of "
-                               f"{dtype.mlir} (local arrays take integer add, min, max, and_, "
-                               "or_, exchange and store)")
-    (value,) = operands
-    kind = kinds[0 if dtype.is_signed else 1]
-    return b.op(f"memref.atomic_rmw {kind} {value.name}, {array.memref}[{offset.name}] : "
-                f"({dtype.mlir}, {array.memref_type}) -> {dtype.mlir}", dtype)
-
-
-def _global_atomic(t: KernelTranslation, stub: Callable, array: ArrayValue, offset: Value,
-                   operands: list[Value]) -> Value:
-    b, dtype = t.b, array.dtype
-    bits = ScalarType("i", dtype.bits)
     pointer_type = f"!spirv.ptr<{dtype.mlir}, CrossWorkgroup>"
-    bits_pointer_type = f"!spirv.ptr<{bits.mlir}, CrossWorkgroup>"
     pointer = t.pointer_param(array.var, pointer_type)
-    position = arith.cast(b, offset, ScalarType("i", 64))
-    element = b.op(f"spirv.PtrAccessChain {pointer}[{position.name}] : {pointer_type}, i64 "
-                   f"-> {pointer_type}", dtype)
+    position = arith.cast(t.b, offset, I64)
+    element = t.b.op(f"spirv.PtrAccessChain {pointer}[{position.name}] : {pointer_type}, i64 "
+                     f"-> {pointer_type}", dtype)
+    return _atomic_on(t.b, stub, element, dtype, "CrossWorkgroup", "Device", operands)
+
+
+def _atomic_on(b: Builder, stub: Callable, element: Value, dtype: ScalarType, storage: str,
+               scope: str, operands: list[Value]) -> Value:
+    """The atomic ``stub`` on the element ``element`` points to (in ``storage``,
+    atomic among the work-items of ``scope``); the value it held before."""
+    bits = ScalarType("i", dtype.bits)
+    pointer_type = f"!spirv.ptr<{dtype.mlir}, {storage}>"
+    bits_pointer_type = f"!spirv.ptr<{bits.mlir}, {storage}>"
     # floats go through their bits: SPIR-V's atomics there are integer ones
     as_bits = element if not dtype.is_float else b.op(
         f"spirv.Bitcast {element.name} : {pointer_type} to {bits_pointer_type}", bits)
@@ -195,7 +185,7 @@ def _global_atomic(t: KernelTranslation, stub: Callable, array: ArrayValue, offs
 
     def integer_op(op: str, *values: Value) -> Value:
         arguments = ", ".join(v.name for v in values)
-        return _from_bits(b, b.op(f"spirv.{op} <Device> <None> {as_bits.name}, {arguments} : "
+        return _from_bits(b, b.op(f"spirv.{op} <{scope}> <None> {as_bits.name}, {arguments} : "
                                   f"{bits_pointer_type}", bits), dtype)
 
     if stub is load:  # or-ing 0 reads the element atomically and changes nothing
@@ -203,13 +193,13 @@ def _global_atomic(t: KernelTranslation, stub: Callable, array: ArrayValue, offs
     if stub is compare_exchange:
         expected, desired = bit_operands
         return _from_bits(b, b.op(
-            f"spirv.AtomicCompareExchange <Device> <None> <None> {as_bits.name}, {desired.name}, "
-            f"{expected.name} : {bits_pointer_type}", bits), dtype)
-    integer_ops, float_op, _ = _RMW[stub]
+            f"spirv.AtomicCompareExchange <{scope}> <None> <None> {as_bits.name}, "
+            f"{desired.name}, {expected.name} : {bits_pointer_type}", bits), dtype)
+    integer_ops, float_op = _RMW[stub]
     if not dtype.is_float or float_op == "":
         return integer_op(integer_ops[0 if dtype.is_signed else 1], *bit_operands)
-    return _compare_exchange_loop(b, element, as_bits, dtype, bits, lambda old: arith.binary(
-        b, float_op, old, operands[0]))
+    return _compare_exchange_loop(b, element, as_bits, dtype, storage, scope,
+                                  lambda old: arith.binary(b, float_op, old, operands[0]))
 
 
 def _bits(b: Builder, value: Value, bits: ScalarType) -> Value:
@@ -225,17 +215,19 @@ def _from_bits(b: Builder, value: Value, dtype: ScalarType) -> Value:
 
 
 def _compare_exchange_loop(b: Builder, element: Value, as_bits: Value, dtype: ScalarType,
-                           bits: ScalarType, combine: Callable[[Value], Value]) -> Value:
+                           storage: str, scope: str,
+                           combine: Callable[[Value], Value]) -> Value:
     """``element = combine(element)`` as a compare-exchange loop on its bits;
     the value it held before."""
-    bits_pointer_type = f"!spirv.ptr<{bits.mlir}, CrossWorkgroup>"
-    first = b.op(f'spirv.Load "CrossWorkgroup" {element.name} : {dtype.mlir}', dtype)
+    bits = ScalarType("i", dtype.bits)
+    bits_pointer_type = f"!spirv.ptr<{bits.mlir}, {storage}>"
+    first = b.op(f'spirv.Load "{storage}" {element.name} : {dtype.mlir}', dtype)
     result, expected, seen = b.fresh(), b.fresh(), b.fresh()
     with b.region(f"{result} = scf.while ({expected} = {first.name}) : ({dtype.mlir}) -> "
                   f"({dtype.mlir})", footer="} do {"):
         new_bits = _bits(b, combine(Value(expected, dtype)), bits)
         expected_bits = _bits(b, Value(expected, dtype), bits)
-        got_bits = b.op(f"spirv.AtomicCompareExchange <Device> <None> <None> {as_bits.name}, "
+        got_bits = b.op(f"spirv.AtomicCompareExchange <{scope}> <None> <None> {as_bits.name}, "
                         f"{new_bits.name}, {expected_bits.name} : {bits_pointer_type}", bits)
         got = _from_bits(b, got_bits, dtype)
         # another work-item changed it in between: try again from its value

@@ -23,16 +23,11 @@ from ..dialects import INDEX, Value, arith
 from ..dialects.registry import RuleTable
 from ..dialects.types import ScalarType
 from ..errors import UnsupportedError
-from .rules.arrays import PRIVATE_MEMORY_SPACE, allocate_array
+from .rules.arrays import allocate_array
 from .translation import ArrayValue, constant_value, where
 
 if TYPE_CHECKING:
     from .kernel_to_mlir import KernelTranslation
-
-# memref memory space of work-group local memory (OpenCL's local address
-# space, which convert-gpu-to-spirv maps to the Workgroup storage class)
-LOCAL_MEMORY_SPACE = 3
-
 
 def outside_kernel(name: str) -> Exception:
     """What a kernel-only function raises when Python calls it."""
@@ -184,8 +179,5 @@ def _kernel_array(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> ArrayV
     if not all(isinstance(n, int) and n > 0 for n in shape):
         raise UnsupportedError(f"{where(expr.loc)}: {what} shape {shape} must be "
                                "positive integers")
-    if local:
-        return allocate_array(t, target, shape, "memref.alloc", LOCAL_MEMORY_SPACE, what,
-                              expr.loc)
-    return allocate_array(t, target, shape, "memref.alloca", PRIVATE_MEMORY_SPACE, what,
-                          expr.loc)
+    return allocate_array(t, target, shape, what, expr.loc,
+                          "Workgroup" if local else "Function")

@@ -101,6 +101,7 @@ def translate_kernel(func_ir: ir.FunctionIR, typemap: dict, calltypes: dict, nam
     # works on func.func only) and then inlines into the kernel
     text = "\n".join([
         "module attributes {gpu.container_module} {", "  gpu.module @kernels {",
+        *located_lines(t.variables, location, "    "),
         f"    func.func private @{name}_body({signature}) {{",
         *located_lines(t.allocas, location, "      "), *t.b.lines, f"    {end}",
         f"    gpu.func @{name}({signature}) kernel attributes "

@@ -125,6 +125,9 @@ class ArrayValue:
     offset: Value | None = None
     # of complex numbers: element k is dtype's floats 2k (real) and 2k+1 (imag)
     is_complex: bool = False
+    # a local array's SPIR-V storage class (Workgroup): ``memref`` is then the
+    # pointer to its variable, ``memref_type`` that pointer's type
+    storage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -212,6 +215,7 @@ class Translation:
     arrays: dict[str, ArrayUse] = field(default_factory=dict)
     slots: dict[str, str] = field(default_factory=dict)  # variable -> its alloca
     allocas: list[str] = field(default_factory=list)  # entry-block lines
+    variables: list[str] = field(default_factory=list)  # the module's (local arrays)
     local: set[str] = field(default_factory=set)  # scalars current in this block
     threads: str | None = None  # the slot of get_num_threads() in the body
     # variables whose last assignment the kernel reports -> their "assigned in

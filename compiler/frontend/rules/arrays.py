@@ -2,8 +2,9 @@
 (getitem, setitem), views and slices (``a[i]``, ``a[1:-1, :]``), arrays a body
 makes (``np.empty``), and tuples built, unpacked and indexed.
 
-An array is one flat memref (two floats per element for complex numbers);
-``element_offset`` turns indices into a position in it, from the array's
+An array is one flat memref (two floats per element for complex numbers), or
+for a kernel's local array a SPIR-V Workgroup variable; ``element_offset``
+turns indices into a position in it, from the array's
 dimensions, or a view's strides and offset."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 import numpy as np
 from numba.core import ir, types
 
-from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref
+from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref, spirv
 from ...errors import UnsupportedError
 from ..translation import (
     ArrayValue,
@@ -33,9 +34,6 @@ from ..translation import (
     where,
 )
 
-# memory space of a work-item's own arrays (SPIR-V Function storage)
-PRIVATE_MEMORY_SPACE = "#spirv.storage_class<Function>"
-
 
 @expression_rule("getitem", "static_getitem")
 def _getitem(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
@@ -52,8 +50,7 @@ def _getitem(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
         return _view(t, array, indices, expr.loc)
     note_use(t, array, reads=True)
     offsets = _float_offsets(t.b, array, element_offset(t, array, indices, expr.loc))
-    loaded = [memref.load(t.b, array.memref, array.dtype, at, array.memref_type)
-              for at in offsets]
+    loaded = [load_element(t.b, array, at) for at in offsets]
     return Complex(*loaded) if array.is_complex else loaded[0]
 
 
@@ -103,8 +100,8 @@ def _private_array(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
     """``np.empty`` in a body (what np.zeros / np.ones in a parfor body become),
     of a shape known when compiling: an array of the work-item's own, made
     afresh in each iteration."""
-    return allocate_array(t, target, _constant_shape(t, expr.args[0], expr.loc),
-                          "memref.alloca", PRIVATE_MEMORY_SPACE, _PRIVATE, expr.loc)
+    return allocate_array(t, target, _constant_shape(t, expr.args[0], expr.loc), _PRIVATE,
+                          expr.loc)
 
 
 @call_rule(np.zeros, np.ones)
@@ -112,8 +109,7 @@ def _filled_private_array(t: Translation, expr: ir.Expr, target: ir.Var) -> Arra
     """``np.zeros`` / ``np.ones`` in a kernel (Numba's parfor pass has made those
     of a parfor body into np.empty and a loop): a private array, filled."""
     shape = _constant_shape(t, expr.args[0], expr.loc)
-    array = allocate_array(t, target, shape, "memref.alloca", PRIVATE_MEMORY_SPACE, _PRIVATE,
-                           expr.loc)
+    array = allocate_array(t, target, shape, _PRIVATE, expr.loc)
     filler = 0 if t.typemap[expr.func.name].typing_key is np.zeros else 1
     fill(t.b, array, math.prod(shape), filler)
     return array
@@ -133,25 +129,51 @@ def _constant_shape(t: Translation, shape: ir.Var, loc: ir.Loc) -> tuple[int, ..
 def fill(b: Builder, array: ArrayValue, elements: int, value: int) -> None:
     """Store ``value`` in each of the ``elements`` of ``array``'s flat memory."""
     element = b.constant(value, array.dtype)
-    stored = arith.cast(b, element, ScalarType("u", 8)) if array.dtype.kind == "b" else element
     first, end, one = b.index_constant(0), b.index_constant(elements), b.index_constant(1)
-    position = b.fresh()
-    with b.region(f"scf.for {position} = {first.name} to {end.name} step {one.name}"):
-        b.emit(f"memref.store {stored.name}, {array.memref}[{position}] : {array.memref_type}")
+    position = Value(b.fresh(), INDEX)
+    with b.region(f"scf.for {position.name} = {first.name} to {end.name} step {one.name}"):
+        store_element(b, element, array, position)
         b.emit("scf.yield")  # explicit: an implicit one has no location of the user's
 
 
-def allocate_array(t: Translation, target: ir.Var, shape: tuple[int, ...], allocation: str,
-                   memory_space: object, what: str, loc: ir.Loc) -> ArrayValue:
-    """The array ``target`` of a constant ``shape`` that the kernel makes itself
-    in ``memory_space``, by ``allocation`` (memref.alloca or memref.alloc) in its
-    entry block."""
+def allocate_array(t: Translation, target: ir.Var, shape: tuple[int, ...], what: str,
+                   loc: ir.Loc, storage: str = "Function") -> ArrayValue:
+    """The array ``target`` of a constant ``shape`` that the kernel makes itself:
+    the work-item's own (``Function`` storage, a memref.alloca in the entry
+    block), or the work-group's (``Workgroup``: a SPIR-V variable of the
+    module, which the atomics of kernel_atomics.py need a pointer to)."""
     dtype = scalar_type(t.typemap[target.name].dtype, what, loc)
-    memref_type = f"memref<{max(math.prod(shape), 1)}x{dtype.storage}, {memory_space}>"
+    elements = max(math.prod(shape), 1)
     name = t.b.fresh()
-    t.allocas.append(f"{name} = {allocation}() : {memref_type}")
+    if storage == "Workgroup":
+        array_type = spirv.array_pointer_type(dtype, elements, storage)
+        symbol = f"@local{len(t.variables)}"
+        t.variables.append(f"spirv.GlobalVariable {symbol} : {array_type}")
+        t.allocas.append(f"{name} = spirv.mlir.addressof {symbol} : {array_type}")
+    else:
+        array_type = f"memref<{elements}x{dtype.storage}, #spirv.storage_class<{storage}>>"
+        t.allocas.append(f"{name} = memref.alloca() : {array_type}")
     dims = tuple(t.b.index_constant(n) for n in shape)
-    return ArrayValue(target.name, name, dtype, dims, memref_type=memref_type)
+    return ArrayValue(target.name, name, dtype, dims, memref_type=array_type,
+                      storage=storage if storage == "Workgroup" else None)
+
+
+def load_element(b: Builder, array: ArrayValue, offset: Value) -> Value:
+    """``array``'s element at flat ``offset`` (of a complex array, one part)."""
+    if array.storage is not None:
+        pointer = spirv.element_pointer(b, array.memref, array.memref_type, offset,
+                                        array.dtype, array.storage)
+        return spirv.load(b, pointer, array.dtype, array.storage)
+    return memref.load(b, array.memref, array.dtype, offset, array.memref_type)
+
+
+def store_element(b: Builder, value: Value, array: ArrayValue, offset: Value) -> None:
+    if array.storage is not None:
+        pointer = spirv.element_pointer(b, array.memref, array.memref_type, offset,
+                                        array.dtype, array.storage)
+        spirv.store(b, pointer, value, array.dtype, array.storage)
+    else:
+        memref.store(b, value, array.memref, array.dtype, offset, array.memref_type)
 
 
 @call_rule(slice)
@@ -305,7 +327,7 @@ def _store_element(t: Translation, array: ArrayValue, offset: Value, held: objec
         raise UnsupportedError(f"{where(loc)}: assigning anything but a number to an array "
                                "element or slice in a parfor body")
     for value, at in zip(values, _float_offsets(t.b, array, offset)):
-        memref.store(t.b, value, array.memref, array.dtype, at, array.memref_type)
+        store_element(t.b, value, array, at)
 
 
 def _fill(t: Translation, view: ArrayValue, held: object, loc: ir.Loc) -> None:
