@@ -36,13 +36,13 @@ from pathlib import Path
 
 import dpctl
 import dpctl.program
-import dpctl.tensor as dpt
 import numba
 import numpy as np
 from timing import call_times, steady_ms
 from workloads import WORKLOADS, Workload
 
 import xpuc
+from xpuc.array_library import tensor as dpt
 from xpuc.passes import lower
 
 

@@ -1,6 +1,6 @@
 """xpuc's exception classes (SPEC: all importable from ``xpuc``)."""
 
-from dpctl.utils import ExecutionPlacementError
+from .array_library import ExecutionPlacementError
 
 __all__ = [
     "ConflictingOptionsError",

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import dpctl
-import dpctl.tensor as dpt
 import numpy as np
 import pytest
 
 import xpuc
 import xpuc.runtime
+from xpuc.array_library import tensor as dpt
 
 DATA = Path(__file__).parent / "data"
 

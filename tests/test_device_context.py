@@ -6,11 +6,11 @@ import threading
 from pathlib import Path
 
 import dpctl
-import dpctl.tensor as dpt
 import numpy as np
 from device_support import run_in_threads
 
 import xpuc
+from xpuc.array_library import tensor as dpt
 
 
 def test_forms_of_device():
@@ -83,9 +83,10 @@ def test_concurrent_calls_from_threads():
 # Six threads, each calling on one of two out-of-order queues (dpctl's
 # default), with NumPy arrays and with USM arrays, in rounds.
 CALLS_FROM_THREADS = """
-import dpctl, dpctl.tensor as dpt, numpy as np
+import dpctl, numpy as np
 from device_support import run_in_threads
 import xpuc
+from xpuc.array_library import tensor as dpt
 
 @xpuc.jit
 def axpy(a, x, y):

@@ -7,7 +7,6 @@ import array
 from pathlib import Path
 
 import dpctl
-import dpctl.tensor as dpt
 import numba
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from device_support import DEVICE, launched_kernels
 from mlir import ir
 
 import xpuc
+from xpuc.array_library import tensor as dpt
 from xpuc.passes import Target, lower
 from xpuc.passes.disjoint import add_disjoint_variants, declare_noalias, written_arguments
 from xpuc.passes.ir_queries import ops_named

@@ -65,12 +65,17 @@ def test_unknown_device_is_a_device_error():
     assert "level_zero:gpu:7" in str(info.value)
 
 
-def test_errors_share_a_base_and_placement_error_is_dpctls():
-    import dpctl.utils
+def test_errors_share_a_base_and_placement_error_is_the_array_librarys():
+    import dpctl
+
+    from xpuc.array_library import tensor as dpt
 
     for cls in (xpuc.UnsupportedError, xpuc.ConflictingOptionsError, xpuc.DeviceError):
         assert issubclass(cls, xpuc.XpucError)
-    assert xpuc.ExecutionPlacementError is dpctl.utils.ExecutionPlacementError
+    # what dpctl.tensor or dpnp.tensor raises for arrays on two queues is xpuc's class
+    first, second = dpctl.SyclQueue("opencl:cpu"), dpctl.SyclQueue("opencl:cpu")
+    with pytest.raises(xpuc.ExecutionPlacementError):
+        dpt.asarray([1.0], sycl_queue=first) + dpt.asarray([1.0], sycl_queue=second)
 
 
 def test_object_mode_is_refused():

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import dpctl
 import dpctl.program
-import dpctl.tensor as dpt
 import numpy as np
 import pytest
 from mlir import ir
 
 from xpuc import cli
 from xpuc.abi import ArgKind
+from xpuc.array_library import tensor as dpt
 from xpuc.errors import UnsupportedError, XpucError
 from xpuc.passes import (
     STAGES,
@@ -401,7 +401,7 @@ def queue():
 def run(queue, result: Lowered, params: list) -> None:
     """Launch ``result`` as the runtime does: evaluate the plan, then run each
     kernel on global size grid * block, leaving the work-group size to SYCL.
-    Arrays in ``params`` are dpctl.tensor arrays."""
+    Arrays in ``params`` are ``usm_ndarray``."""
     program = dpctl.program.create_program_from_spirv(queue, result.spirv)
     values = evaluate_plan(result.plan, params)
     grids, blocks = grid_and_block(result.plan, params)

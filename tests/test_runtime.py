@@ -9,13 +9,13 @@ import threading
 from pathlib import Path
 
 import dpctl
-import dpctl.tensor as dpt
 import numpy as np
 import pytest
 from device_support import assemble
 
 import xpuc
 from xpuc import runtime as rt
+from xpuc.array_library import tensor as dpt
 from xpuc.errors import DeviceError
 
 _hashes = itertools.count(1)

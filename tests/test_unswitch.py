@@ -3,13 +3,13 @@ host launching the side whose condition holds."""
 
 from __future__ import annotations
 
-import dpctl.tensor as dpt
 import numpy as np
 import pytest
 from device_support import launched_kernels
 from mlir import ir
 
 import xpuc
+from xpuc.array_library import tensor as dpt
 from xpuc.passes.ir_queries import ops_named, symbol_name
 from xpuc.passes.unswitch import split_on_unit_arguments, unit_variant
 

@@ -1,4 +1,4 @@
-"""Numba types for arrays in SYCL USM memory (``dpctl.tensor.usm_ndarray`` and
+"""Numba types for arrays in SYCL USM memory (``usm_ndarray``, of dpctl or dpnp, and
 what the dispatcher turns into one), so that compiled code knows where each
 array lives.
 
@@ -18,7 +18,6 @@ import threading
 
 import dpctl
 import dpctl.memory
-import dpctl.tensor as dpt
 import numpy as np
 from llvmlite import ir as llvm
 from numba.core import cgutils, ir, types
@@ -38,6 +37,7 @@ from numba.np.arrayobj import _empty_nd_impl, populate_array
 
 from .. import runtime
 from ..abi import UsmKind
+from ..array_library import tensor as dpt
 from .runtime_calls import call_runtime, link_runtime
 
 # Coercion order: an array made from several takes the first of their kinds.
