@@ -6,7 +6,7 @@ from ._environment import configure_opencl_loader
 
 configure_opencl_loader()
 
-# dpctl 0.21 deprecates dpctl.tensor, which is still the USM array type we use
+# dpctl 0.21 deprecates dpctl.tensor, its stack's USM array type (array_library.py)
 warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"dpctl(\..*)?")
 
 from . import (  # noqa: E402
@@ -16,7 +16,12 @@ from . import (  # noqa: E402
     private,
     runtime,  # noqa: E402
 )
-from .device import device_context, get_current_queue  # noqa: E402
+from .device import (  # noqa: E402
+    device_context,
+    get_current_queue,
+    offload_to,
+    set_default_device,
+)
 from .dispatcher import JitFunction, jit  # noqa: E402
 from .errors import (  # noqa: E402
     ConflictingOptionsError,
@@ -88,7 +93,9 @@ __all__ = [
     "kernel",
     "local",
     "mem_fence",
+    "offload_to",
     "private",
     "reset_stats",
+    "set_default_device",
     "stats",
 ]

@@ -16,6 +16,7 @@ from typing import Any
 import dpctl
 from numba.core.errors import NumbaError
 
+from .device import describe, device_name
 from .dispatcher import JitFunction
 from .errors import XpucError
 from .frontend import CompiledParfor
@@ -255,4 +256,5 @@ def summary(function: CompiledFunction | CompiledKernel, device: dpctl.SyclDevic
     count = len(function.signatures)
     return (f"{function.qualname}: {count} signature{'s' if count != 1 else ''}, "
             f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''} for "
-            f"{device.filter_string}" + (f" ({', '.join(kernels)})" if kernels else ""))
+            f"{device_name(device) or describe(device)}"
+            + (f" ({', '.join(kernels)})" if kernels else ""))

@@ -35,6 +35,7 @@ from numba.core.caching import (
     UserProvidedCacheLocator,
 )
 
+from .device import root_device
 from .errors import XpucError
 
 CACHE_DIR_VARIABLE = "XPUC_CACHE_DIR"
@@ -79,8 +80,10 @@ def toolchain_versions() -> tuple[tuple[str, str], ...]:
 
 def device_key(device: dpctl.SyclDevice, target: object) -> tuple:
     """What about ``device`` changes the compiled code: its identity and
-    driver, and the ``Target`` code generation used."""
-    return (device.filter_string, device.name, device.driver_version, repr(target))
+    driver, and the ``Target`` code generation used. A sub-device is keyed by
+    its root device: processes on different sub-devices share the files."""
+    return (root_device(device).filter_string, device.name, device.driver_version,
+            repr(target))
 
 
 class OffloadCache(FunctionCache):

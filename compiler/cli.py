@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported when a command runs: the loader is set up first
+    import dpctl
 
 
 def _devices(args: argparse.Namespace) -> int:
@@ -22,20 +26,54 @@ def _devices(args: argparse.Namespace) -> int:
         mark = "*" if default is not None and device == default else " "
         fp64 = "fp64" if device.has_aspect_fp64 else "no fp64"
         print(f"{mark} {device.filter_string:<20} {device.name} "
-              f"[{device.device_type.name}, {fp64}, driver {device.driver_version}]")
+              f"[{device.device_type.name}, {fp64}, driver {device.driver_version}, "
+              f"compute units: {device.max_compute_units}]")
+        example = _sub_device_example(device)
+        if example:
+            print(f"  {'':<20} {example}")
     print("(* = default device)")
     return 0
 
 
-def _compile(args: argparse.Namespace) -> int:
+def _sub_device_example(device: dpctl.SyclDevice) -> str | None:
+    """A line naming one of ``device``'s sub-devices, checked to exist (a
+    device has too many ways to split to list them all): a CPU's cores one by
+    one, a GPU's tiles."""
+    from xpuc.device import as_device
+    from xpuc.errors import DeviceError
+
+    if device.partition_max_sub_devices < 2:
+        return None
+    partition = "1" if device.is_cpu else "next_partitionable"
+    name = f"{device.filter_string}/partition={partition}/0"
+    try:
+        as_device(name)
+    except DeviceError:
+        return None
+    return (f"sub-devices: up to {device.partition_max_sub_devices}, e.g. {name} (the first "
+            f"of create_sub_devices(partition={partition}))")
+
+
+def _device(name: str | None, command: str) -> dpctl.SyclDevice | None:
+    """The device named on the command line (None: dpctl's default), or None
+    after printing why there is none."""
     import dpctl
 
-    from xpuc import aot, cache
+    from xpuc.device import as_device
+    from xpuc.errors import DeviceError
 
     try:
-        device = dpctl.SyclDevice(args.device) if args.device else dpctl.select_default_device()
-    except dpctl.SyclDeviceCreationError as error:
-        print(f"xpuc compile: no device {args.device or '(default)'}: {error}", file=sys.stderr)
+        return as_device(name) if name else dpctl.select_default_device()
+    except (DeviceError, dpctl.SyclDeviceCreationError) as error:
+        print(f"xpuc {command}: no device {name or '(default)'}: {error}", file=sys.stderr)
+        return None
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from xpuc import aot, cache
+
+    device = _device(args.device, "compile")
+    if device is None:
         return 1
     if not args.emit and args.output:
         # where the compiled functions go, and where a process that sets the
@@ -79,13 +117,8 @@ def _opt(args: argparse.Namespace) -> int:
         return 1
     target = found.target
     if args.device or target is None:
-        import dpctl
-
-        try:
-            device = dpctl.SyclDevice(args.device) if args.device else \
-                dpctl.select_default_device()
-        except dpctl.SyclDeviceCreationError as error:
-            print(f"xpuc opt: no device {args.device or '(default)'}: {error}", file=sys.stderr)
+        device = _device(args.device, "opt")
+        if device is None:
             return 1
         target = targets.target_for(device)
     try:
@@ -112,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         "compile", help="compile the xpuc.jit functions of a file for their explicit signatures"
     )
     compile_parser.add_argument("module", help="the Python file to compile")
-    compile_parser.add_argument("--device", help="a SYCL filter string (default: dpctl's default)")
+    compile_parser.add_argument("--device", help="a SYCL filter string or sub-device name "
+                                                 "(default: dpctl's default)")
     compile_parser.add_argument(
         "--emit", choices=[stage.name for stage in STAGES],
         help=f"print the MLIR of a stage, or write SPIR-V binaries with {BINARY_STAGE}",

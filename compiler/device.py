@@ -1,15 +1,174 @@
-"""Device contexts: which SYCL queue NumPy arguments run on (thread-local,
-nestable, innermost wins)."""
+"""Devices and where NumPy arguments run: device names (sub-devices
+included), device contexts (thread-local, nestable, innermost wins), the
+process-wide default device, and placements that carry their queue.
+
+A sub-device has no dpctl filter string, so xpuc names one as its root
+device's filter string followed by ``/partition=P/I`` for each split: the
+``I``-th sub-device of ``create_sub_devices(partition=P)``, e.g.
+``opencl:cpu:0/partition=1/0``. ``P`` is what ``create_sub_devices`` takes: a
+number of compute units each, counts joined by commas (``2,2``), or an
+affinity domain (``numa``, ``next_partitionable``). xpuc splits a device once
+per partition and puts its sub-devices in one SYCL context, so every queue
+on a named sub-device shares it.
+"""
 
 from __future__ import annotations
 
+import functools
+import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import dpctl
 
 from .errors import DeviceError
+
+DEVICE_VARIABLE = "XPUC_DEVICE"
+
+DeviceLike = str | dpctl.SyclDevice | dpctl.SyclQueue
+
+# ---- names ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Partition:
+    """The sub-devices of one split of a device, in one context spanning them."""
+
+    context: dpctl.SyclContext
+    devices: tuple[dpctl.SyclDevice, ...]
+    names: tuple[str, ...]
+
+
+_partitions: dict[tuple[str, str], _Partition] = {}  # by (parent's name, partition)
+# Sub-devices made outside xpuc get a context of their own, once: a queue per
+# call on a fresh context would make queues of one device non-equivalent.
+_contexts: dict[dpctl.SyclDevice, dpctl.SyclContext] = {}
+_names_lock = threading.Lock()
+
+
+def _partition_argument(partition: str) -> int | list[int] | str:
+    """``create_sub_devices``'s ``partition`` for the text of a name."""
+    if partition.isdigit():
+        return int(partition)
+    counts = partition.split(",")
+    if len(counts) > 1 and all(c.isdigit() for c in counts):
+        return [int(c) for c in counts]
+    return partition
+
+
+def _split(parent: dpctl.SyclDevice, parent_name: str, partition: str) -> _Partition:
+    with _names_lock:
+        found = _partitions.get((parent_name, partition))
+        if found is None:
+            try:
+                devices = parent.create_sub_devices(partition=_partition_argument(partition))
+            except (dpctl.SyclSubDeviceCreationError, ValueError, TypeError) as error:
+                raise DeviceError(
+                    f"device {parent_name} ({parent.name}) cannot be split with "
+                    f"partition={partition} ({error}); it has {parent.max_compute_units} "
+                    f"compute units and at most {parent.partition_max_sub_devices} "
+                    "sub-devices") from None
+            found = _partitions[parent_name, partition] = _Partition(
+                dpctl.SyclContext(devices), tuple(devices),
+                tuple(f"{parent_name}/partition={partition}/{i}" for i in range(len(devices))))
+    return found
+
+
+def as_device(device: str | dpctl.SyclDevice) -> dpctl.SyclDevice:
+    """The device of a dpctl filter string or of a sub-device name (see the
+    module's notes), or ``device`` itself."""
+    if isinstance(device, dpctl.SyclDevice):
+        return device
+    root, *steps = device.split("/")
+    if len(steps) % 2 or not all(p.startswith("partition=") and p != "partition=" and i.isdigit()
+                                 for p, i in zip(steps[::2], steps[1::2])):
+        raise DeviceError(f"{device!r} is not a device name: a filter string such as "
+                          "'opencl:cpu:0', then '/partition=P/I' for each split (the I-th "
+                          "sub-device of create_sub_devices(partition=P))")
+    try:
+        found = dpctl.SyclDevice(root)
+    except (dpctl.SyclDeviceCreationError, ValueError, TypeError) as error:
+        raise DeviceError(f"no SYCL device {root!r} ({error}); available devices: "
+                          f"{_available()}") from None
+    name = found.filter_string
+    for partition, index in zip(steps[::2], steps[1::2]):
+        split = _split(found, name, partition.removeprefix("partition="))
+        if int(index) >= len(split.devices):
+            raise DeviceError(f"{device!r}: {name} split with {partition} has "
+                              f"{len(split.devices)} sub-devices, so no sub-device {index}")
+        found, name = split.devices[int(index)], split.names[int(index)]
+    return found
+
+
+def _available() -> str:
+    return ", ".join(d.filter_string for d in dpctl.get_devices()) or "none"
+
+
+def root_device(device: dpctl.SyclDevice) -> dpctl.SyclDevice:
+    """The device ``device`` was split from (itself if it is a root device)."""
+    while (parent := device.parent_device) is not None:
+        device = parent
+    return device
+
+
+def device_name(device: dpctl.SyclDevice) -> str | None:
+    """A name that gives ``device`` back through ``as_device``: its filter
+    string, or the name of a sub-device that xpuc split off; None for a
+    sub-device split off elsewhere (which split made it is not recorded)."""
+    if device.parent_device is None:
+        return device.filter_string
+    with _names_lock:
+        for split in _partitions.values():
+            for sub_device, name in zip(split.devices, split.names):
+                if sub_device == device:
+                    return name
+    return None
+
+
+def describe(device: dpctl.SyclDevice) -> str:
+    """``device`` for messages: its name and model."""
+    name = device_name(device)
+    if name is not None:
+        return f"{name} ({device.name})"
+    units = device.max_compute_units
+    return (f"a sub-device of {root_device(device).filter_string} ({device.name}, {units} "
+            f"compute unit{'s' if units != 1 else ''})")
+
+
+def _context_of(device: dpctl.SyclDevice) -> dpctl.SyclContext:
+    """The context queues on sub-device ``device`` share."""
+    with _names_lock:
+        for split in _partitions.values():
+            if device in split.devices:
+                return split.context
+        context = _contexts.get(device)
+        if context is None:
+            context = _contexts[device] = dpctl.SyclContext(device)
+    return context
+
+
+def as_queue(device: DeviceLike | None) -> dpctl.SyclQueue:
+    """A queue for a device name, device or queue (None: the default device).
+    Queues made for one device are equivalent (SPEC rule 3): a root device's
+    share dpctl's default context, a sub-device's the context of its split."""
+    if isinstance(device, dpctl.SyclQueue):
+        return device
+    if ((isinstance(device, str) and "/" in device)
+            or (isinstance(device, dpctl.SyclDevice) and device.parent_device is not None)):
+        sub_device = as_device(device)
+        return dpctl.SyclQueue(_context_of(sub_device), sub_device)
+    try:
+        return dpctl.SyclQueue() if device is None else dpctl.SyclQueue(device)
+    except (dpctl.SyclQueueCreationError, ValueError, TypeError) as exc:
+        what = "the default device" if device is None else f"device {device!r}"
+        raise DeviceError(f"no SYCL queue for {what} ({exc}); available devices: "
+                          f"{_available()}") from None
+
+
+# ---- device contexts and the default device ----------------------------------
 
 _local = threading.local()
 
@@ -20,22 +179,8 @@ def _stack() -> list[dpctl.SyclQueue]:
     return _local.queues
 
 
-def as_queue(device: str | dpctl.SyclDevice | dpctl.SyclQueue | None) -> dpctl.SyclQueue:
-    """A queue for a dpctl filter string, device or queue (None: the default device)."""
-    if isinstance(device, dpctl.SyclQueue):
-        return device
-    try:
-        return dpctl.SyclQueue() if device is None else dpctl.SyclQueue(device)
-    except (dpctl.SyclQueueCreationError, ValueError, TypeError) as exc:
-        available = ", ".join(d.filter_string for d in dpctl.get_devices()) or "none"
-        what = "the default device" if device is None else f"device {device!r}"
-        raise DeviceError(
-            f"no SYCL queue for {what} ({exc}); available devices: {available}"
-        ) from None
-
-
 @contextmanager
-def device_context(device: str | dpctl.SyclDevice | dpctl.SyclQueue) -> Iterator[dpctl.SyclQueue]:
+def device_context(device: DeviceLike) -> Iterator[dpctl.SyclQueue]:
     """Run the parfors of NumPy-argument calls inside the block on ``device``."""
     queue = as_queue(device)
     stack = _stack()
@@ -46,7 +191,87 @@ def device_context(device: str | dpctl.SyclDevice | dpctl.SyclQueue) -> Iterator
         stack.pop()
 
 
+_UNREAD = object()
+_default: Any = _UNREAD  # the default device's queue, None, or not read yet
+_default_lock = threading.Lock()
+
+
+def set_default_device(device: DeviceLike | None) -> None:
+    """Make ``device`` the outermost device context of every thread (None:
+    no default device, SPEC rule 1). Overrides ``XPUC_DEVICE``."""
+    global _default
+    queue = None if device is None else as_queue(device)
+    with _default_lock:
+        _default = queue
+
+
+def _default_queue() -> dpctl.SyclQueue | None:
+    global _default
+    if _default is _UNREAD:
+        with _default_lock:
+            if _default is _UNREAD:
+                name = os.environ.get(DEVICE_VARIABLE)
+                try:
+                    _default = as_queue(name) if name else None
+                except DeviceError as error:
+                    # left unread: every call that would run there fails alike
+                    raise DeviceError(f"{DEVICE_VARIABLE}={name!r}: {error}") from None
+    return _default
+
+
 def get_current_queue() -> dpctl.SyclQueue | None:
-    """The queue of the innermost active device context, or None."""
+    """The queue of the innermost active device context, else the default
+    device's (``XPUC_DEVICE``, ``set_default_device``), or None."""
     stack = _stack()
-    return stack[-1] if stack else None
+    return stack[-1] if stack else _default_queue()
+
+
+# ---- placements ---------------------------------------------------------------
+
+
+class OffloadTo:
+    """A device to run functions on, held by the object rather than by a
+    thread's device contexts: ``p(f)`` runs ``f`` as inside
+    ``device_context(p.queue)``, from any thread. Pickles as the name of its
+    device (a new process makes its own queue there)."""
+
+    def __init__(self, device: DeviceLike) -> None:
+        self.queue = as_queue(device)
+        # a sub-device split off outside xpuc has no name: it cannot travel
+        self._name = device_name(self.queue.sycl_device)
+
+    def __call__(self, function: Callable) -> Callable:
+        return _Offloaded(self, function)
+
+    def __reduce__(self) -> tuple:
+        if self._name is None:
+            raise DeviceError(
+                f"cannot pickle a placement on {describe(self.queue.sycl_device)}: it was "
+                "split off outside xpuc, so no name gives it back in another process; "
+                "name it instead, e.g. xpuc.offload_to('opencl:cpu:0/partition=1/0')")
+        return (OffloadTo, (self._name,))
+
+    def __repr__(self) -> str:
+        return f"xpuc.offload_to({describe(self.queue.sycl_device)!r})"
+
+
+class _Offloaded:
+    """``function`` bound to a placement; picklable when ``function`` is."""
+
+    def __init__(self, placement: OffloadTo, function: Callable) -> None:
+        self.placement = placement
+        self.function = function
+        functools.update_wrapper(self, function, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with device_context(self.placement.queue):
+            return self.function(*args, **kwargs)
+
+    def __reduce__(self) -> tuple:
+        return (_Offloaded, (self.placement, self.function))
+
+
+def offload_to(device: DeviceLike) -> OffloadTo:
+    """A placement on ``device`` (a device name, device or queue): ``p(f)``
+    runs ``f`` with NumPy arguments on ``p.queue``."""
+    return OffloadTo(device)

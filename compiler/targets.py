@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dpctl
 
+from .device import root_device
 from .passes import Target
 
 
@@ -19,6 +20,15 @@ def target_for(device: dpctl.SyclDevice) -> Target:
         vectorizes_work_items=device.is_cpu,
         reorders_loop_reductions=device.is_cpu,
     )
+
+
+def code_key(device: dpctl.SyclDevice) -> str:
+    """What code compiled for ``device`` is kept under: its root device's
+    filter string. A split divides a device's compute units, not its
+    instruction set or aspects, so sub-devices share their root's code (the
+    same SPIR-V); each one's driver builds it for itself, as a program built
+    for one sub-device does not run on another, even in one context."""
+    return root_device(device).filter_string
 
 
 def vector_lanes(device: dpctl.SyclDevice) -> int:
