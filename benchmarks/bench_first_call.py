@@ -1,9 +1,12 @@
 """First-call latency, each in a fresh process: a cold compile, a warm start
 from ``cache=True``, and an ahead-of-time build (``xpuc compile``), for a
 one-kernel and a five-kernel function, next to Numba's own warm cache load of
-the same function on the CPU. Prints a Markdown table.
+the same function on the CPU. A cold process also times ``import xpuc`` and,
+after its first call, a further cold compile (another one-kernel function).
+Prints the CPU model and a Markdown table of medians over ``--runs``
+processes; the cold runs each start with an empty cache.
 
-    python benchmarks/bench_first_call.py [--runs R]
+    python benchmarks/bench_first_call.py [--runs R] [--size N]
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+from timing import cpu_model
 
 MODULE = '''
 import numba
@@ -39,6 +44,9 @@ def five(a):
         e[i] *= 0.5
     return np.exp(-e)
 
+def further(a, b):
+    return a - b * 0.5
+
 SIGNATURES = {{"one": "float64[::1](float64[::1], float64[::1], float64[::1])",
                "five": "float64[::1](float64[::1])"}}
 ARGS = {{"one": 3, "five": 1}}
@@ -52,13 +60,17 @@ elif MODE == "aot":
 else:
     one_jit = xpuc.jit(cache=True)(one)
     five_jit = xpuc.jit(cache=True)(five)
+    further_jit = xpuc.jit(further)
 '''
 
 CALLER = '''
-import json, time, numpy as np
+import json, time
+start = time.perf_counter()
 import xpuc
+import_ms = (time.perf_counter() - start) * 1e3
+import numpy as np
 import mod_{mode} as mod
-a = np.random.rand(1000)
+a = np.random.rand({size})
 fn = getattr(mod, "{function}_jit")
 args = [a] * mod.ARGS["{function}"]
 xpuc.reset_stats()
@@ -68,21 +80,35 @@ if "{mode}" == "numba":
 else:
     with xpuc.device_context("opencl:cpu"):
         fn(*args)
-print(json.dumps({{"ms": (time.perf_counter() - start) * 1e3,
-                  "compiled": xpuc.stats()["kernels_compiled"]}}))
+ms = (time.perf_counter() - start) * 1e3
+compiled = xpuc.stats()["kernels_compiled"]
+further_ms = None
+if "{mode}" == "jit":
+    start = time.perf_counter()
+    with xpuc.device_context("opencl:cpu"):
+        mod.further_jit(a, a)
+    further_ms = (time.perf_counter() - start) * 1e3
+print(json.dumps({{"ms": ms, "compiled": compiled, "import_ms": import_ms,
+                  "further_ms": further_ms}}))
 '''
 
 
-def first_call(directory: str, mode: str, function: str, cache_dir: str) -> dict:
+def first_call(directory: str, mode: str, function: str, cache_dir: str, size: int) -> dict:
     env = dict(os.environ, XPUC_CACHE_DIR=cache_dir, NUMBA_CACHE_DIR=cache_dir)
-    done = subprocess.run([sys.executable, "-c", CALLER.format(mode=mode, function=function)],
-                          cwd=directory, env=env, capture_output=True, text=True, check=True)
+    code = CALLER.format(mode=mode, function=function, size=size)
+    done = subprocess.run([sys.executable, "-c", code], cwd=directory, env=env,
+                          capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def median(rows: list[dict], key: str) -> float:
+    return statistics.median(row[key] for row in rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="warm measurements per case")
+    parser.add_argument("--runs", type=int, default=5, help="processes per case (median)")
+    parser.add_argument("--size", type=int, default=10**6, help="elements of each array")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as directory:
@@ -90,28 +116,34 @@ def main() -> None:
             with open(os.path.join(directory, f"mod_{mode}.py"), "w") as out:
                 out.write(MODULE.format(mode=mode))
         for function, kernels in (("one", 1), ("five", 5)):
-            cache_dir = os.path.join(directory, f"cache-{function}")
             print(f"{function}: cold compile, cache=True warm, AOT, Numba warm ...", flush=True)
-            cold = first_call(directory, "jit", function, cache_dir)
-            warm = [first_call(directory, "jit", function, cache_dir) for _ in range(args.runs)]
+            cold = [first_call(directory, "jit", function,
+                               os.path.join(directory, f"cold-{function}-{run}"), args.size)
+                    for run in range(args.runs)]
+            cache_dir = os.path.join(directory, f"cache-{function}")
+            first_call(directory, "jit", function, cache_dir, args.size)  # fills the cache
+            warm = [first_call(directory, "jit", function, cache_dir, args.size)
+                    for _ in range(args.runs)]
             subprocess.run([sys.executable, "-m", "xpuc.cli", "compile", "mod_aot.py", "-o",
                             cache_dir], cwd=directory, check=True, capture_output=True)
-            ahead = [first_call(directory, "aot", function, cache_dir) for _ in range(args.runs)]
-            first_call(directory, "numba", function, cache_dir)  # fills Numba's cache
-            numba_warm = [first_call(directory, "numba", function, cache_dir)
+            ahead = [first_call(directory, "aot", function, cache_dir, args.size)
+                     for _ in range(args.runs)]
+            first_call(directory, "numba", function, cache_dir, args.size)  # fills Numba's cache
+            numba_warm = [first_call(directory, "numba", function, cache_dir, args.size)
                           for _ in range(args.runs)]
-            assert cold["compiled"] == kernels, cold
+            assert all(r["compiled"] == kernels for r in cold), cold
             assert all(r["compiled"] == 0 for r in warm + ahead), (warm, ahead)
-            rows.append((f"{function} ({kernels} kernel{'s' * (kernels > 1)})", cold["ms"],
-                         statistics.median(r["ms"] for r in warm),
-                         statistics.median(r["ms"] for r in ahead),
-                         statistics.median(r["ms"] for r in numba_warm)))
-    print("\nfirst call in a fresh process (ms; warm: median of "
-          f"{args.runs}; MLIR compiles on the warm side: 0)\n")
-    print("| function | cold compile | cache=True warm | AOT | Numba parallel, cache warm |")
-    print("|---|---:|---:|---:|---:|")
-    for name, cold, warm, ahead, numba_warm in rows:
-        print(f"| {name} | {cold:.0f} | {warm:.0f} | {ahead:.0f} | {numba_warm:.0f} |")
+            rows.append((f"{function} ({kernels} kernel{'s' * (kernels > 1)})",
+                         median(cold, "import_ms"), median(cold, "ms"),
+                         median(cold, "further_ms"), median(warm, "ms"), median(ahead, "ms"),
+                         median(numba_warm, "ms")))
+    print(f"\nfirst call in a fresh process on {cpu_model()} (ms, median of {args.runs} "
+          f"processes; arrays of {args.size} float64; MLIR compiles on the warm side: 0)\n")
+    print("| function | import xpuc | cold compile | further function, cold | "
+          "cache=True warm | AOT | Numba parallel, cache warm |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, *times in rows:
+        print(f"| {name} | " + " | ".join(f"{t:.0f}" for t in times) + " |")
 
 
 if __name__ == "__main__":

@@ -25,3 +25,13 @@ def steady_ms(call: Callable[[], object], warm_calls: int) -> float:
     for _ in range(warm_calls):
         call()
     return call_times(call, 1)[0]
+
+
+def cpu_model() -> str:
+    """The CPU's model name, which every figure is recorded with."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            return next(line.split(":", 1)[1].strip() for line in info
+                        if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return "unknown CPU"

@@ -75,6 +75,10 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
     class OffloadCompiler(CompilerBase):
         def define_pipelines(self):
             self.state.xpuc_offload = offload
+            # Only Python calls an offload build (in Numba code a JitFunction
+            # is its CPU build): the C-callable wrapper Numba compiles for
+            # every function would cost each compile 10-30 ms for nothing
+            self.state.flags.no_cfunc_wrapper = True
             pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
             # after pre-lowering, when parfors are fused and their params known

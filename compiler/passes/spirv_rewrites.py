@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from mlir import ir
+from mlir.dialects import arith
 
 from ..errors import UnsupportedError, XpucError
 from .ir_queries import gpu_modules, nested_ops, ops_named, symbol_name
@@ -33,6 +34,23 @@ def attach_spirv_abi(module: ir.Module) -> None:
 # SPIR-V's VecTypeHint operand for one 32-bit integer: the low 16 bits name the
 # component type (2: i32), the high 16 bits the number of components
 _SCALAR_VEC_TYPE_HINT = (1 << 16) | 2
+
+
+def bools_as_index_by_select(module: ir.Module) -> None:
+    """Rewrite each ``arith.index_cast(ui)`` of an i1 (lift-cf-to-scf makes
+    them to select a branch's exit; canonicalize folds others into them) as a
+    select of 1 or 0, which convert-arith-to-spirv has a lowering for."""
+    for cast in ops_named(module.operation, "arith.index_castui") + ops_named(
+            module.operation, "arith.index_cast"):
+        source = cast.operands[0]
+        if not (isinstance(source.type, ir.IntegerType) and source.type.width == 1):
+            continue
+        with cast.location, ir.InsertionPoint(cast):
+            index = ir.IndexType.get()
+            one, zero = (arith.ConstantOp(index, n).result for n in (1, 0))
+            chosen = arith.SelectOp(source, one, zero).result
+        cast.results[0].replace_all_uses_with(chosen)
+        cast.erase()
 
 
 def hint_scalar_work_items(module: ir.Module, kernels: list[str]) -> None:

@@ -97,12 +97,22 @@ class Stage:
     run: Callable[[ir.Module, Target, Lowered], ir.Module]
 
 
+# The dialects the Python rewrites create ops of. A context loads the others
+# when text or a pass first needs them, but an op created by name in a dialect
+# not yet loaded would be an unregistered op.
+_CREATED_DIALECTS = ("arith", "func", "gpu", "math", "memref", "scf", "spirv")
+
+
 class _ThreadCompiler:
     """One MLIR context per thread, reused: creating one costs more than
     lowering a kernel. Pass managers are cached per pipeline text."""
 
     def __init__(self) -> None:
-        self.context = ir.Context()
+        # not every registered dialect, as a context loads by default: that
+        # takes longer than the whole lowering of a kernel
+        self.context = ir.Context(load_on_create_dialects=[])
+        for dialect in _CREATED_DIALECTS:
+            self.context.get_dialect_descriptor(dialect)
         # the modules are tiny: worker threads cost more than they save
         self.context.enable_multithreading(False)
         self._pass_managers: dict[str, passmanager.PassManager] = {}
@@ -193,6 +203,7 @@ def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir
 
 def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     spirv_rewrites.check_float_support(module, target)
+    spirv_rewrites.bools_as_index_by_select(module)
     math_expansions.expand_math(module)
     if target.reorders_loop_reductions:
         ordered_reductions.keep_reduction_order(module)
