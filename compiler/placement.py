@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import dpctl
-import dpctl.tensor as dpt
 import numpy as np
 
 from . import runtime
-from .device import as_queue, get_current_queue
+from .array_library import is_dpnp_array
+from .array_library import tensor as dpt
+from .device import as_queue, describe, get_current_queue
 from .errors import ExecutionPlacementError
+from .frontend.dpnp_constructors import Constructed, constructed_by
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
 
 
@@ -41,9 +43,24 @@ def is_usm_array(value: object) -> bool:
         not isinstance(value, np.ndarray) and hasattr(value, "__sycl_usm_array_interface__"))
 
 
+def _queue_of(value: object) -> dpctl.SyclQueue:
+    """A USM array's queue. An object that offers only
+    ``__sycl_usm_array_interface__`` names it through the array library's view."""
+    queue = getattr(value, "sycl_queue", None)
+    return queue if queue is not None else dpt.asarray(value).sycl_queue
+
+
 def _describe(queue: dpctl.SyclQueue) -> str:
-    device = queue.sycl_device
-    return f"{device.filter_string} ({device.name})"
+    return describe(queue.sycl_device)
+
+
+def _difference(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> str:
+    """How two queues that are not equivalent differ, for messages."""
+    if a.sycl_device != b.sycl_device:
+        return "different devices"
+    if a.sycl_context != b.sycl_context:
+        return "one device in different SYCL contexts"
+    return "one device and context, with different properties (in-order, profiling)"
 
 
 @dataclass
@@ -67,14 +84,15 @@ class Placement:
 
     def finish(self, result: Any) -> Any:
         """The call's result as the caller gets it: with USM arrays in, every
-        array out is USM on the queue (``usm_ndarray``, or dpnp's array)."""
-        if self.usm_type is None:
+        array out is USM on the queue (``usm_ndarray``, or dpnp's array, as
+        also out of functions that make dpnp arrays)."""
+        if self.usm_type is None and not self.dpnp_out:
             return result
         if isinstance(result, tuple):
             return tuple(self.finish(r) for r in result)
-        if isinstance(result, np.ndarray):
+        if self.usm_type is not None and isinstance(result, np.ndarray):
             # host memory the function allocated itself (np.empty): its one copy
-            result = dpt.asarray(result, usm_type=self.usm_type, sycl_queue=self.queue)
+            result = _usm_copy(result, self.queue, self.usm_type)
         if self.dpnp_out and isinstance(result, dpt.usm_ndarray):
             import dpnp
 
@@ -139,13 +157,22 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     if kwargs:
         _arrays(tuple(kwargs.values()), usm, numpy)
     context = get_current_queue()
+    constructed = constructed_by(py_func)
+    if constructed is not None:
+        return _place_constructing(py_func, args, kwargs, constructed, usm, numpy, context)
+    return _place_by_arguments(py_func, args, kwargs, usm, numpy, context)
+
+
+def _place_by_arguments(py_func: Callable, args: tuple, kwargs: dict, usm: list, numpy: list,
+                        context: dpctl.SyclQueue | None) -> Placement | None:
+    """Where the call runs by its USM and NumPy arguments and the device context."""
     if not usm:
         if context is None:
             return None
         return Placement(context, args, kwargs, [runtime.byte_extent(v) for v in numpy])
 
-    queue = usm[0].sycl_queue
-    others = {id(q): q for v in usm[1:] if (q := v.sycl_queue) is not queue}
+    queue = _queue_of(usm[0])
+    others = {id(q): q for v in usm[1:] if (q := _queue_of(v)) is not queue}
     if (numpy or not all(equivalent(queue, q) for q in others.values())
             or (context is not None and not equivalent(context, queue))):
         _refuse(py_func, args, kwargs, context)
@@ -162,10 +189,52 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     else:
         converted = tuple(_as_usm_ndarray(v) for v in args)
         converted_kwargs = {k: _as_usm_ndarray(v) for k, v in kwargs.items()}
-        dpnp_out = any(type(v).__module__.split(".")[0] == "dpnp" for v in usm)
+        dpnp_out = any(is_dpnp_array(v) for v in usm)
         usm = [_as_usm_ndarray(v) for v in usm]
     usm_type = coerce_usm_types(usm_type_of(v) for v in usm)
     return Placement(queue, converted, converted_kwargs, usm_type=usm_type, dpnp_out=dpnp_out)
+
+
+def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructed: Constructed,
+                        usm: list, numpy: list, context: dpctl.SyclQueue | None) -> Placement:
+    """The placement of a call whose function makes USM arrays with dpnp's
+    constructors: their queues take part as USM arguments' do (rules 3-6); with
+    nothing else to go by, the first of them acts as the device context."""
+    where = py_func.__qualname__
+    named = dict(zip(_argument_names(py_func, len(args), kwargs), [*args, *kwargs.values()]))
+    wanted = [(f"dpnp's device={name!r}", _device_queue(name))
+              for name in sorted(constructed.devices)]
+    for parameter in sorted(constructed.queue_parameters):
+        queue = named.get(parameter)
+        if not isinstance(queue, dpctl.SyclQueue):
+            raise ExecutionPlacementError(
+                f"{where}: sycl_queue={parameter} of a dpnp constructor is "
+                f"{type(queue).__name__}, not a dpctl.SyclQueue")
+        wanted.append((f"sycl_queue={parameter}", queue))
+    if usm:
+        placement = _place_by_arguments(py_func, args, kwargs, usm, numpy, context)
+        chosen, by = placement.queue, "its USM arguments"
+    elif context is not None or not wanted:
+        chosen = context or _device_queue(None)
+        by = "the device context" if context is not None else "dpnp's default device"
+        placement = Placement(chosen, args, kwargs, [runtime.byte_extent(v) for v in numpy])
+    else:
+        by, chosen = wanted[0]
+        placement = Placement(chosen, args, kwargs, [runtime.byte_extent(v) for v in numpy])
+    for name, queue in wanted:
+        if not equivalent(queue, chosen):
+            raise ExecutionPlacementError(
+                f"{where}: a dpnp constructor's {name} is {_describe(queue)}, but the call "
+                f"runs on {_describe(chosen)} ({by}); arrays a function makes must be on "
+                "its device: drop device=/sycl_queue= there, or move the data")
+    placement.dpnp_out = True
+    return placement
+
+
+@functools.lru_cache(maxsize=64)
+def _device_queue(name: str | None) -> dpctl.SyclQueue:
+    """One queue per device name: made once, and equivalent to the others on it."""
+    return as_queue(name)
 
 
 def _refuse(py_func: Callable, args: tuple, kwargs: dict,
@@ -181,15 +250,18 @@ def _refuse(py_func: Callable, args: tuple, kwargs: dict,
             f"{where}: cannot mix NumPy arrays ({', '.join(numpy)}) with USM arrays "
             f"({', '.join(n for n, _ in usm)}): move them to one device with xpuc.asarray")
     first_name, first = usm[0]
-    queue = first.sycl_queue
+    queue = _queue_of(first)
     for name, value in usm[1:]:
-        if not equivalent(queue, value.sycl_queue):
+        if not equivalent(queue, _queue_of(value)):
             raise ExecutionPlacementError(
                 f"{where}: USM arrays on different queues: {first_name} on "
-                f"{_describe(queue)}, {name} on {_describe(value.sycl_queue)}")
+                f"{_describe(queue)}, {name} on {_describe(_queue_of(value))} "
+                f"({_difference(queue, _queue_of(value))}); move one to the other's queue, "
+                f"e.g. xpuc.asarray({name}, queue={first_name}.sycl_queue)")
     raise ExecutionPlacementError(
         f"{where}: {first_name} is on {_describe(queue)}, but the active device context "
-        f"is {_describe(context)}")
+        f"is {_describe(context)}; move it there with xpuc.asarray({first_name}, "
+        "queue=xpuc.get_current_queue())")
 
 
 def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = None,
@@ -197,13 +269,16 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
     """``obj`` as a ``usm_ndarray`` of ``usm_type`` on ``queue`` (by default the
     array's own queue, else the active device context's, else the default
     device's). No copy when ``obj`` is already USM memory of that kind in the
-    queue's context and device."""
+    queue's context and device. Other objects offering DLPack are taken
+    through it."""
     if usm_type not in USM_TYPES:
         raise ValueError(f"usm_type must be one of {', '.join(USM_TYPES)}, not {usm_type!r}")
+    if not (isinstance(obj, np.ndarray) or is_usm_array(obj)) and hasattr(obj, "__dlpack__"):
+        obj = _from_dlpack(obj)
     if queue is not None:
         queue = as_queue(queue)
     elif is_usm_array(obj):
-        queue = obj.sycl_queue
+        queue = _queue_of(obj)
     else:
         queue = get_current_queue() or as_queue(None)
     if is_usm_array(obj):
@@ -212,18 +287,43 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
                 and array.sycl_device == queue.sycl_device):
             # a view of the same memory, bound to the requested queue
             return array if array.sycl_queue == queue else array.to_device(queue)
-    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biufc":
         return _usm_copy(obj, queue, usm_type)
     return dpt.asarray(obj, usm_type=usm_type, sycl_queue=queue)
 
 
+def _from_dlpack(obj: Any) -> np.ndarray | dpt.usm_ndarray:
+    """The array a DLPack producer describes, without a copy: host memory as a
+    NumPy array, SYCL USM as a ``usm_ndarray`` (on dpctl's default queue of
+    its device). Memory a SYCL queue cannot reach is refused."""
+    what = f"xpuc.asarray: the {type(obj).__name__} given"
+    if not hasattr(obj, "__dlpack_device__"):
+        raise TypeError(f"{what} has __dlpack__ but no __dlpack_device__, so where its memory "
+                        "lives is unknown: pass a NumPy or USM array instead")
+    kind, device_id = obj.__dlpack_device__()
+    try:
+        if kind == dpt.DLDeviceType.kDLCPU:
+            return np.from_dlpack(obj)
+        if kind == dpt.DLDeviceType.kDLOneAPI:
+            return dpt.from_dlpack(obj)
+    except (BufferError, TypeError, ValueError) as error:
+        raise type(error)(f"{what} could not be read through DLPack: {error}") from error
+    raise ValueError(
+        f"{what} lives on DLPack device type {kind} (device {device_id}), which no SYCL queue "
+        "can reach: only host memory (kDLCPU) and SYCL USM (kDLOneAPI) can be taken; copy it "
+        "to the host first, e.g. with np.from_dlpack(obj, device='cpu')")
+
+
 def _usm_copy(array: np.ndarray, queue: dpctl.SyclQueue, usm_type: str) -> dpt.usm_ndarray:
     """A USM copy of ``array`` (in its memory order), its memory given the page
-    advice of the runtime's own allocations before the data goes in."""
+    advice of the runtime's own allocations before the data goes in. The
+    runtime copies, letting the GIL go while it waits: dpctl's copy waits
+    holding it, and hangs when dpctl's host tasks of other threads need it."""
     order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    host = np.asarray(array, order=order)  # the bytes in one block
     copy = dpt.empty(array.shape, dtype=array.dtype, usm_type=usm_type, sycl_queue=queue,
                      order=order)
-    runtime.usm_advise(runtime.queue_handle(queue), copy.usm_data._pointer,
-                       copy.usm_data.nbytes)
-    copy[...] = array
+    handle = runtime.queue_handle(queue)
+    runtime.usm_advise(handle, copy.usm_data._pointer, copy.usm_data.nbytes)
+    runtime.copy_to_device(handle, copy.usm_data._pointer, host.ctypes.data, host.nbytes)
     return copy

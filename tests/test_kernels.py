@@ -4,13 +4,13 @@ local memory and barriers, atomics, placement like jit, launch checks."""
 import math
 
 import dpctl
-import dpctl.tensor as dpt
 import numba
 import numpy as np
 import pytest
 from device_support import still_computing
 
 import xpuc
+from xpuc.array_library import tensor as dpt
 
 DEVICE = "opencl:cpu"
 TILE = 8

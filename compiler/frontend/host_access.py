@@ -16,12 +16,15 @@ from numba.parfors.parfor_lowering import ParforLower
 
 from ..errors import UnsupportedError
 from .runtime_calls import I32, call_runtime, host_extent
+from .translation import user_names
 from .usm import DeviceUSMArray
 
 READ, WRITE, USE = "reads", "writes", "uses"  # USE: may read or write (a call)
 
 # Callees that look only at their array arguments' shapes.
 _SHAPE_ONLY_CALLEES = (len, np.empty_like, np.shape, np.ndim, np.size)
+# Array methods that make a view of the same elements, touching none.
+_VIEW_METHODS = ("reshape", "transpose", "view")
 
 
 class HostAccess(ir.Stmt):
@@ -59,8 +62,9 @@ def _accesses(stmt: ir.Stmt, typemap: dict) -> list[tuple[ir.Var, str]]:
         return [] if isinstance(result, types.Array) or not is_array(expr.value) else [
             (expr.value, READ)]
     if expr.op == "getattr":
-        # metadata is free; a bound method (a.sum, a.fill) will use the data
-        bound = isinstance(result, types.BoundFunction)
+        # metadata is free, and so are views; another bound method (a.sum,
+        # a.fill) will use the data
+        bound = isinstance(result, types.BoundFunction) and expr.attr not in _VIEW_METHODS
         return [(expr.value, USE)] if bound and is_array(expr.value) else []
     if expr.op in ("cast", "build_tuple", "exhaust_iter", "pair_first", "pair_second"):
         return []
@@ -85,11 +89,12 @@ def insert_host_accesses(typemap: dict, blocks: list[list[ir.Stmt]]) -> None:
         for stmt in body:
             for var, how in _accesses(stmt, typemap):
                 if isinstance(typemap[var.name], DeviceUSMArray):
+                    name = "" if var.name.startswith("$") else f" '{user_names([var.name])}'"
                     raise UnsupportedError(
                         f"{stmt.loc.filename}:{stmt.loc.line}: host code {how} elements of "
-                        f"'{var.unversioned_name}', a usm_type='device' array the host "
-                        "cannot access; do this in a parfor (prange or an array expression) "
-                        "or use usm_type='shared' or 'host'")
+                        f"the usm_type='device' array{name}, which the host cannot access; "
+                        "do this in a parfor (prange or an array expression) or use "
+                        "usm_type='shared' or 'host'")
                 new_body.append(HostAccess(var, how != READ, stmt.loc))
             new_body.append(stmt)
         body[:] = new_body

@@ -1,0 +1,223 @@
+"""NumPy functions that Numba runs as host loops, offloaded instead when their
+arrays are USM arrays (whose elements host code may not reach): in an
+offloaded function they become ``prange`` loops, which Numba's parfor pass
+makes parfors, as Numba's own parallel ``np.sum(a)`` and ``np.dot`` are.
+
+- ``np.sum``, ``np.prod``, ``np.min``, ``np.max``, ``np.mean`` with a constant
+  ``axis``, of a C-contiguous array: one work-item per element of the result;
+- ``np.where(condition, x, y)`` and ``np.clip(a, a_min, a_max)`` of C-contiguous
+  arrays of one shape and scalars;
+- ``np.dot`` of two vectors, a reduction (Numba's own types it only with SciPy,
+  whose BLAS would cost every process's first compile 0.3 s).
+
+Each is a CPU-target overload, which Numba tries before its own (generic)
+ones, inlined into the caller before the parfor pass; for anything but USM
+arrays it declines, and Numba's implementation stands.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.core.extending import overload
+from numba.np import numpy_support
+
+from .usm import USMArray
+
+# ---- reductions along an axis --------------------------------------------------
+
+# Each reduction: the value it starts from (before the axis's first element),
+# how it takes in element ``x``, how it ends (``n``: the axis's length).
+# NaN propagates through min and max, as NumPy's.
+_REDUCTIONS = {
+    "sum": ("zero", "s + x", "s"),
+    "prod": ("one", "s * x", "s"),
+    "min": ("column[0]", "x if x < s or x != x else s", "s"),
+    "max": ("column[0]", "x if x > s or x != x else s", "s"),
+    "mean": ("zero", "s + x", "s / n"),
+}
+
+# One function per reduction, array rank and axis, written from this text:
+# Numba inlines an overload's implementation as one function's IR (what it
+# reads from outside are constants of its closure), so the combining step
+# cannot be a call, and the result's shape is spelled out. ``flat`` views the array as
+# (before the axis, along it, after it).
+_AXIS_REDUCTION = '''
+def along_axis(result_dtype, zero, one, empty_raises):
+    def reduce_{name}(a, axis=None):
+        numba.parfors.parfor.init_prange()
+        shape = a.shape
+        before = 1
+        for d in range({position}):
+            before *= shape[d]
+        n = shape[{position}]
+        after = 1
+        for d in range({position} + 1, {ndim}):
+            after *= shape[d]
+        if n == 0 and empty_raises:
+            raise ValueError("zero-size array to reduction operation {name} which has no "
+                             "identity")
+        flat = a.reshape((before, n, after))
+        out = np.empty_like(flat[:, 0, :], dtype=result_dtype)
+        for p in numba.parfors.parfor.internal_prange(before * after):
+            o, i = p // after, p % after
+            column = flat[o, :, i]
+            s = {start}
+            for k in range(n):
+                x = column[k]
+                s = {step}
+            out[o, i] = {finish}
+        return out.reshape(({result_shape},))
+    return reduce_{name}
+'''
+
+
+@functools.cache
+def _along_axis(name: str, ndim: int, position: int):
+    """The factory of ``np.<name>(a, axis=position)``'s implementation for
+    arrays of ``ndim`` dimensions."""
+    start, step, finish = _REDUCTIONS[name]
+    result_shape = ", ".join(f"shape[{d}]" for d in range(ndim) if d != position)
+    namespace = {"numba": numba, "np": np}
+    exec(_AXIS_REDUCTION.format(name=name, ndim=ndim, position=position, start=start,
+                                step=step, finish=finish, result_shape=result_shape), namespace)
+    return namespace["along_axis"]
+
+
+def _axis_of(array: types.Type, axis: types.Type | None) -> int | None:
+    """The axis a reduction of USM ``array`` goes along, when known when compiling."""
+    if not (isinstance(array, USMArray) and array.layout == "C" and array.ndim >= 2
+            and isinstance(axis, types.IntegerLiteral)):
+        return None
+    position = axis.literal_value + array.ndim if axis.literal_value < 0 else axis.literal_value
+    return position if 0 <= position < array.ndim else None
+
+
+def _result_dtype(name: str, dtype: types.Type) -> types.Type:
+    """NumPy's: a mean of integers is a float64, a sum or product a 64-bit integer."""
+    if name == "mean":
+        return dtype if isinstance(dtype, types.Float) else types.float64
+    if name in ("sum", "prod") and isinstance(dtype, (types.Integer, types.Boolean)):
+        return types.uint64 if isinstance(dtype, types.Integer) and not dtype.signed \
+            else types.int64
+    return dtype
+
+
+def _axis_reduction(name: str, array: types.Type, axis: types.Type | None):
+    """The prange implementation of ``np.<name>(array, axis=axis)``, or None."""
+    position = _axis_of(array, axis)
+    if position is None:
+        return None
+    dtype = numpy_support.as_dtype(_result_dtype(name, array.dtype))
+    return _along_axis(name, array.ndim, position)(dtype, dtype.type(0), dtype.type(1),
+                                                   name in ("min", "max"))
+
+
+def _register_axis_reduction(name: str) -> None:
+    @overload(getattr(np, name), target="cpu", inline="always", prefer_literal=True)
+    def reduce_along_axis(a, axis=None):
+        return _axis_reduction(name, a, axis)
+
+
+for _name in _REDUCTIONS:
+    _register_axis_reduction(_name)
+
+
+# ---- element-wise selections -------------------------------------------------------
+
+# An element-wise function of arrays of one shape and scalars, written from
+# this text for which of its parameters are arrays (read at ``[k]`` of their
+# 1-D views) and which scalars: one work-item per element of the result.
+_ELEMENTWISE = '''
+def elementwise(dtype):
+    def {name}({parameters}):
+        numba.parfors.parfor.init_prange()
+        shape = {first}.shape
+        size = {first}.size
+{views}
+        out = np.empty_like({first}, dtype=dtype)
+        flat_out = out.reshape(size)
+        for k in numba.parfors.parfor.internal_prange(size):
+            flat_out[k] = {expression}
+        return out
+    return {name}
+'''
+_VIEW = '''
+        if {p}.shape != shape:
+            raise ValueError("operands could not be broadcast together: xpuc offloads "
+                             "{name} of arrays of one shape and scalars")
+        {p}_flat = {p}.reshape(size)'''
+
+# Each function: its parameters and its value at one element (NaN propagates
+# through np.clip, as through np.minimum / np.maximum)
+_ELEMENTWISE_FUNCTIONS = {
+    "where": (("condition", "x", "y"), "{x} if {condition} else {y}"),
+    "clip": (("a", "a_min", "a_max"), "np.minimum(np.maximum({a}, {a_min}), {a_max})"),
+}
+
+
+@functools.cache
+def _elementwise_factory(name: str, arrays: tuple[bool, ...]):
+    """The factory of ``np.<name>``'s implementation where ``arrays`` says
+    which parameters are arrays."""
+    parameters, expression = _ELEMENTWISE_FUNCTIONS[name]
+    first = next(p for p, is_array in zip(parameters, arrays) if is_array)
+    element = {p: f"{p}_flat[k]" if is_array else p for p, is_array in zip(parameters, arrays)}
+    views = "".join(_VIEW.format(p=p, name=f"np.{name}")
+                    for p, is_array in zip(parameters, arrays) if is_array)
+    namespace = {"numba": numba, "np": np}
+    exec(_ELEMENTWISE.format(name=name, parameters=", ".join(parameters), first=first,
+                             views=views, expression=expression.format(**element)), namespace)
+    return namespace["elementwise"]
+
+
+def _elementwise_impl(name: str, values: tuple[types.Type, ...], result: types.Type):
+    """The prange implementation of ``np.<name>(*values)`` giving elements of
+    type ``result``, or None unless its arrays are USM arrays of one rank."""
+    arrays = [v for v in values if isinstance(v, types.Array)]
+    if not (any(isinstance(v, USMArray) for v in arrays)
+            and all(v.layout == "C" and v.ndim == arrays[0].ndim for v in arrays)
+            and all(isinstance(v, (types.Array, types.Number, types.Boolean)) for v in values)):
+        return None
+    arrays_at = tuple(isinstance(v, types.Array) for v in values)
+    return _elementwise_factory(name, arrays_at)(numpy_support.as_dtype(result))
+
+
+def _element_type(value: types.Type) -> types.Type:
+    return value.dtype if isinstance(value, types.Array) else value
+
+
+@overload(np.where, target="cpu", inline="always")
+def _where(condition, x, y):
+    result = np.result_type(*(numpy_support.as_dtype(_element_type(v)) for v in (x, y)))
+    return _elementwise_impl("where", (condition, x, y), numpy_support.from_dtype(result))
+
+
+@overload(np.clip, target="cpu", inline="always")
+def _clip(a, a_min, a_max):
+    return _elementwise_impl("clip", (a, a_min, a_max), _element_type(a))
+
+
+# ---- dot product of vectors ----------------------------------------------------------
+
+@overload(np.dot, target="cpu", inline="always")
+def _dot(a, b):
+    if not (isinstance(a, USMArray) and isinstance(b, USMArray) and a.ndim == b.ndim == 1
+            and isinstance(a.dtype, types.Number) and isinstance(b.dtype, types.Number)):
+        return None
+    zero = np.zeros(1, np.result_type(numpy_support.as_dtype(a.dtype),
+                                      numpy_support.as_dtype(b.dtype)))[0]
+
+    def dot(a, b):
+        if a.shape[0] != b.shape[0]:
+            raise ValueError("shapes not aligned: np.dot of vectors of different lengths")
+        numba.parfors.parfor.init_prange()
+        total = zero
+        for i in numba.parfors.parfor.internal_prange(a.shape[0]):
+            total += a[i] * b[i]
+        return total
+
+    return dot

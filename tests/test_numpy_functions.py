@@ -1,0 +1,120 @@
+"""NumPy functions on USM arrays inside jit functions run on the device
+(issue 22): reductions along an axis, np.where, np.clip, np.dot of vectors,
+a.T, np.abs, each checked against NumPy and checked to launch kernels."""
+
+import dpctl
+import numpy as np
+import pytest
+
+import xpuc
+from xpuc.array_library import tensor as dpt
+
+QUEUE_DEVICE = "opencl:cpu"
+
+
+@pytest.fixture(scope="module")
+def queue():
+    return dpctl.SyclQueue(QUEUE_DEVICE)
+
+
+def offloaded(function, *host_values, queue, usm_type="device"):
+    """``function`` jitted, called with USM copies of the arrays among
+    ``host_values``: its result on the host, and how many kernels it launched."""
+    args = [dpt.asarray(v, sycl_queue=queue, usm_type=usm_type) if isinstance(v, np.ndarray)
+            else v for v in host_values]
+    xpuc.reset_stats()
+    result = xpuc.jit(function)(*args)
+    launches = xpuc.stats()["kernel_launches"]
+    if isinstance(result, dpt.usm_ndarray):
+        assert result.usm_type == usm_type and result.sycl_queue == queue
+        result = dpt.asnumpy(result)
+    return result, launches
+
+
+REDUCTIONS = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean}
+
+
+def along(reduce, axis):
+    """``reduce`` along a constant ``axis``, as users write it."""
+    return lambda a: reduce(a, axis=axis)
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_reductions_along_an_axis(queue, name, dtype, axis):
+    a = (np.arange(2 * 3 * 4) % 7 - 3).reshape(2, 3, 4).astype(dtype)
+    result, launches = offloaded(along(REDUCTIONS[name], axis), a, queue=queue)
+    expected = REDUCTIONS[name](a, axis=axis)
+    assert result.dtype == expected.dtype and result.shape == expected.shape
+    np.testing.assert_allclose(result, expected, rtol=1e-6)
+    assert launches == 1
+
+
+@pytest.mark.parametrize("name", ["min", "max"])
+def test_nan_propagates_through_min_and_max(queue, name):
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -1.0]])
+    result, _ = offloaded(along(REDUCTIONS[name], 0), a, queue=queue)
+    np.testing.assert_array_equal(result, REDUCTIONS[name](a, axis=0))
+
+
+def test_min_of_an_empty_axis_raises_as_numpy(queue):
+    with pytest.raises(ValueError, match="zero-size array to reduction operation min"):
+        offloaded(lambda a: np.min(a, axis=0), np.zeros((0, 3)), queue=queue)
+
+
+def test_where_and_clip(queue):
+    a = np.linspace(-2.0, 2.0, 12).reshape(3, 4)
+    result, launches = offloaded(lambda a: np.where(a > 0.5, a, -1.0), a, queue=queue,
+                                 usm_type="shared")
+    np.testing.assert_array_equal(result, np.where(a > 0.5, a, -1.0))
+    assert launches == 2  # the comparison, then the selection
+    result, launches = offloaded(lambda a, b: np.where(a > b, a, b), a, a * 0.5, queue=queue)
+    np.testing.assert_array_equal(result, np.maximum(a, a * 0.5))
+    result, launches = offloaded(lambda a: np.clip(a, -1.0, 1.5), a, queue=queue)
+    np.testing.assert_array_equal(result, np.clip(a, -1.0, 1.5))
+    assert launches == 1
+
+
+def test_clip_keeps_nan_and_integers(queue):
+    a = np.array([np.nan, -5.0, 5.0])
+    np.testing.assert_array_equal(offloaded(lambda a: np.clip(a, -1.0, 1.0), a,
+                                            queue=queue)[0], [np.nan, -1.0, 1.0])
+    ints = np.arange(-4, 5, dtype=np.int32)
+    result, _ = offloaded(lambda a: np.clip(a, -2, 3), ints, queue=queue)
+    np.testing.assert_array_equal(result, np.clip(ints, -2, 3))
+
+
+def test_where_of_arrays_of_other_shapes_is_refused(queue):
+    with pytest.raises(ValueError, match="arrays of one shape"):
+        offloaded(lambda c, x: np.where(c, x, 0.0), np.ones(4, bool), np.ones(5), queue=queue)
+
+
+def test_other_layouts_are_refused_naming_no_temporary(queue):
+    """Fortran-ordered arrays stay Numba's, whose host loops device memory refuses."""
+    a = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(xpuc.UnsupportedError) as error:
+        offloaded(lambda a: np.where(a > 1.0, a, 0.0), a, queue=queue)
+    message = str(error.value)
+    assert "usm_type='device' array" in message and "$" not in message
+
+
+def test_dot_transpose_and_abs(queue):
+    v = np.arange(1.0, 6.0)
+    result, launches = offloaded(lambda x, y: np.dot(x, y), v, v[::-1].copy(), queue=queue)
+    assert result == np.dot(v, v[::-1]) and launches == 1
+    ints = np.arange(4, dtype=np.int32)
+    assert offloaded(lambda x, y: np.dot(x, y), ints, ints, queue=queue)[0] == 14
+    with pytest.raises(ValueError, match="vectors of different lengths"):
+        offloaded(lambda x, y: np.dot(x, y), v, v[:3].copy(), queue=queue)
+    m = np.arange(6.0).reshape(2, 3) - 2
+    result, _ = offloaded(lambda m: np.abs(m.T) + 1.0, m, queue=queue)
+    np.testing.assert_array_equal(result, np.abs(m.T) + 1.0)
+
+
+def test_numpy_arrays_keep_numbas_functions():
+    """The offloaded forms are for USM arrays; NumPy arrays on the CPU are Numba's."""
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(xpuc.jit(lambda a: np.sum(a, axis=1))(a), a.sum(axis=1))
+    np.testing.assert_array_equal(xpuc.jit(lambda a: np.clip(a, 2.0, 5.0))(a),
+                                  np.clip(a, 2.0, 5.0))
