@@ -14,18 +14,19 @@ from collections.abc import Callable
 from typing import Any
 
 import dpctl
-import dpctl.tensor as dpt
 import numba
 from numba.core import sigutils, types
 from numba.core.dispatcher import Dispatcher
 
 from . import runtime, targets
+from .array_library import tensor as dpt
 from .cache import device_key, offload_cache
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
 from .frontend.usm import CallQueue, usm_ndarray_type
 from .passes import Lowered
 from .placement import Placement, place
+from .serialize import reduce_with_function
 
 
 class JitFunction:
@@ -42,6 +43,7 @@ class JitFunction:
         self._signatures = signatures
         self._options = options
         self._cpu = numba.njit(*([signatures] if signatures else []), **options)(py_func)
+        # by targets.code_key: sub-devices of one device share a build
         self._devices: dict[str, tuple[Dispatcher, OffloadTarget]] = {}
         # (queue, dispatcher, runtime handle) of the last offloaded call: calls
         # in a loop come with the same queue, and finding the device's build
@@ -52,6 +54,9 @@ class JitFunction:
         self._entries: dict[tuple[int, ...], tuple[tuple, Callable]] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
+
+    def __reduce__(self) -> tuple:
+        return reduce_with_function(self, self.py_func, self._signatures, self._options)
 
     @property
     def _numba_type_(self):
@@ -114,7 +119,7 @@ class JitFunction:
         return dispatcher, handle
 
     def _for_device(self, device: dpctl.SyclDevice) -> tuple[Dispatcher, OffloadTarget]:
-        key = device.filter_string
+        key = targets.code_key(device)
         with self._lock:
             found = self._devices.get(key)
             if found is None:

@@ -19,19 +19,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import dpctl
-import dpctl.tensor as dpt
 import numba
 import numpy as np
 from numba.core import sigutils, types
 from numba.core.typing.typeof import Purpose
 
 from . import runtime, targets
+from .array_library import tensor as dpt
 from .errors import ExecutionPlacementError, XpucError
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.usm import host_view
 from .passes import KERNEL_STAGES, Lowered
 from .placement import Placement, place
+from .serialize import reduce_with_function
 
 _MAX_DIMS = 3
 
@@ -103,6 +104,9 @@ class KernelFunction:
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
 
+    def __reduce__(self) -> tuple:
+        return reduce_with_function(self, self.py_func, self.signatures, self.ndim)
+
     def __getitem__(self, launch_range: int | Sequence[int] | NdRange) -> Callable[..., None]:
         if not isinstance(launch_range, NdRange):
             launch_range = _sizes(launch_range, "global size")
@@ -151,7 +155,7 @@ class KernelFunction:
     def compile(self, argtypes: tuple[types.Type, ...], ndim: int,
                 device: dpctl.SyclDevice) -> _Compiled:
         """The kernel for arguments of ``argtypes`` over an ``ndim``-D range."""
-        key = (argtypes, ndim, device.filter_string)
+        key = (argtypes, ndim, targets.code_key(device))
         with self._lock:
             compiled = self._compiled.get(key)
             if compiled is None:
