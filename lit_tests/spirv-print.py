@@ -6,7 +6,6 @@
 # RUN: %xpuc compile %s --emit spirv | filecheck %s
 
 import numba
-import numpy as np
 
 import xpuc
 
