@@ -287,8 +287,12 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
                 and array.sycl_device == queue.sycl_device):
             # a view of the same memory, bound to the requested queue
             return array if array.sycl_queue == queue else array.to_device(queue)
-    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biufc":
-        return _usm_copy(obj, queue, usm_type)
+    if not is_usm_array(obj):
+        # host data (NumPy arrays, lists, scalars) goes through xpuc's copy,
+        # which never waits on a queue holding the GIL
+        host = np.asarray(obj)
+        if host.dtype.kind in "biufc":
+            return _usm_copy(host, queue, usm_type)
     return dpt.asarray(obj, usm_type=usm_type, sycl_queue=queue)
 
 

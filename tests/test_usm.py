@@ -369,6 +369,17 @@ def test_asarray_copies_numpy_to_the_context_device():
     np.testing.assert_array_equal(dpt.asnumpy(a), np.arange(5.0))
 
 
+@pytest.mark.parametrize("data", [[1.0, 2.0, 3.0], (1, 2, 3), 7.5])
+def test_asarray_copies_host_data_through_the_runtime(data):
+    """Lists and scalars go through xpuc's copy, as NumPy arrays do (dpctl's
+    can hang under threads, tests/test_threads.py)."""
+    xpuc.reset_stats()
+    copy = xpuc.asarray(data, queue=QUEUE)
+    expected = np.asarray(data)
+    assert xpuc.stats()["h2d_bytes"] == expected.nbytes
+    np.testing.assert_array_equal(dpt.asnumpy(copy), expected)
+
+
 def test_asarray_is_zero_copy_on_the_same_device():
     a = usm(np.arange(5.0))
     assert xpuc.asarray(a) is a
