@@ -8,19 +8,23 @@ execution queue (see ``placement``) bound to the runtime for its duration."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import dpctl
 import numba
+import numpy as np
 from numba.core import sigutils, types
 from numba.core.dispatcher import Dispatcher
 
 from . import runtime, targets
 from .array_library import tensor as dpt
 from .cache import device_key, offload_cache
+from .device import get_current_queue
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
 from .frontend.usm import CallQueue, usm_ndarray_type
@@ -49,9 +53,9 @@ class JitFunction:
         # in a loop come with the same queue, and finding the device's build
         # again costs more than a kernel launch
         self._last: tuple[dpctl.SyclQueue, Dispatcher, runtime.Queue] | None = None
-        # (dispatcher, ids of the argument types) -> (the types, which keeps
-        # the ids unique, and that build's compiled entry point)
-        self._entries: dict[tuple[int, ...], tuple[tuple, Callable]] = {}
+        # (device context's queue, _call_key of the arguments) -> what the
+        # calls with that pair need, worked out by the first (see _CallPlan)
+        self._plans: dict[tuple, _CallPlan] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
 
@@ -65,6 +69,12 @@ class JitFunction:
         return self._cpu._numba_type_
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = None if kwargs else _call_key(args)
+        if key is not None:
+            key = (get_current_queue(), key)
+            plan = self._plans.get(key)
+            if plan is not None:
+                return plan.run(self, args)
         placement = place(self.py_func, args, kwargs)
         if placement is None:
             return self._cpu(*args, **kwargs)
@@ -74,17 +84,54 @@ class JitFunction:
                 f"offload ({placement.reason}), which needs parfor analysis"
             )
         dispatcher, handle = self._on(placement.queue)  # handle held: used until call_end
+        result = self._run(placement.queue, handle, placement.resident, True,
+                           self._invoke, dispatcher, placement)
+        if key is not None:
+            self._remember(key, args, placement, dispatcher, handle)
+        return placement.finish(result)
+
+    def _run(self, queue: dpctl.SyclQueue, handle: runtime.Queue,
+             resident: list[tuple[int, int]], returns_arrays: bool, target: Callable,
+             *arguments: Any) -> Any:
+        """``target(*arguments)`` as an offloaded call on ``queue``: the NumPy
+        memory ``resident`` kept on the device for it, and, when it may return
+        arrays, ``queue`` named as theirs."""
         runtime.call_begin(handle)
         try:
-            for host, nbytes in placement.resident:
+            for host, nbytes in resident:
                 runtime.call_register(host, nbytes)
-            with CallQueue(placement.queue):
-                result = self._invoke(dispatcher, placement)
+            if not returns_arrays:
+                return target(*arguments)
+            with CallQueue(queue):
+                return target(*arguments)
         except KernelFault:
             raise DeviceError(f"{self.py_func.__qualname__}: {runtime.last_error()}") from None
         finally:
             runtime.call_end()
-        return placement.finish(result)
+
+    def _remember(self, key: tuple, args: tuple, placement: Placement, dispatcher: Dispatcher,
+                  handle: runtime.Queue) -> None:
+        """Keep what the call of ``args`` (under the device context and with
+        the ``_call_key`` that ``key`` pairs) just worked out for the
+        next ones with it: its placement (without the arguments), the USM
+        arrays' other queues to wait for, which arguments are dpnp arrays, and
+        the compiled entry point itself when no argument is a NumPy array
+        (whose types Numba's dispatcher finds faster than Python could)."""
+        usm = [a for a in placement.args if type(a) is dpt.usm_ndarray]
+        waits = {id(q): q for a in usm if (q := a.sycl_queue) is not placement.queue}
+        numpy = tuple(i for i, a in enumerate(placement.args) if type(a) is np.ndarray)
+        target, returns_arrays = dispatcher, True
+        if not numpy:
+            overload = dispatcher.overloads.get(_exact_types(placement.args))
+            if overload is not None:
+                target = overload.entry_point
+                returns_arrays = not isinstance(overload.signature.return_type, _SCALAR_TYPES)
+        if len(self._plans) >= _PLANS_PER_FUNCTION:
+            self._plans.clear()
+        self._plans[key] = _CallPlan(
+            dataclasses.replace(placement, args=(), kwargs={}, resident=[]), handle, target,
+            returns_arrays, tuple(waits.values()), numpy,
+            tuple(i for i, a in enumerate(args) if type(a) is _dpnp_array_class()))
 
     def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
         """Run the build for the placed arguments. When they are USM arrays and
@@ -95,18 +142,10 @@ class JitFunction:
         dispatch. Anything else goes through the dispatcher, which compiles
         what is new."""
         argtypes = None if placement.kwargs else _exact_types(placement.args)
-        if argtypes is None:
+        overload = None if argtypes is None else dispatcher.overloads.get(argtypes)
+        if overload is None:
             return dispatcher(*placement.args, **placement.kwargs)
-        # Numba interns its types (and the USM ones are cached), so equal
-        # types are one object: their ids are the key
-        key = (id(dispatcher), *map(id, argtypes))
-        found = self._entries.get(key)
-        if found is None:
-            overload = dispatcher.overloads.get(argtypes)
-            if overload is None:
-                return dispatcher(*placement.args)
-            found = self._entries[key] = (argtypes, overload.entry_point)
-        return found[1](*placement.args)
+        return overload.entry_point(*placement.args)
 
     def _on(self, queue: dpctl.SyclQueue) -> tuple[Dispatcher, runtime.Queue]:
         """The build for ``queue``'s device and the runtime's handle of ``queue``."""
@@ -193,6 +232,73 @@ def _exact_types(args: tuple) -> tuple | None:
         else:
             return None
     return tuple(found)
+
+
+# Return types after which an offloaded call names no queue for arrays it returns.
+_SCALAR_TYPES = (types.NoneType, types.Number, types.Boolean)
+
+# Calls of one function with this many different argument kinds or queues
+# are rare; past it the plans are made again (each keeps its queues alive).
+_PLANS_PER_FUNCTION = 64
+
+
+def _dpnp_array_class() -> type | None:
+    """dpnp's array class, once something imported dpnp (see is_dpnp_array)."""
+    dpnp = sys.modules.get("dpnp")
+    return None if dpnp is None else dpnp.ndarray
+
+
+def _call_key(args: tuple) -> tuple | None:
+    """What decides where and how a call with ``args`` runs, when they are
+    all ``usm_ndarray`` or dpnp arrays (queue, dtype, rank, layout and
+    writability, kind of memory), NumPy arrays, float, bool or int (types
+    only); else None."""
+    key = []
+    for value in args:
+        kind = type(value)
+        if kind is not dpt.usm_ndarray and kind is _dpnp_array_class():
+            key.append(kind)
+            value, kind = value.get_array(), dpt.usm_ndarray
+        if kind is dpt.usm_ndarray:
+            # the dtype's number: hashing a dtype costs more than the rest
+            key += (value.sycl_queue, value.dtype.num, value.ndim, value.flags.flags,
+                    type(value.usm_data))
+        elif kind is np.ndarray or kind is float or kind is bool or (
+                kind is int and -(1 << 63) < value < (1 << 63)):
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
+@dataclasses.dataclass(frozen=True)
+class _CallPlan:
+    """What every call of a function with one ``_call_key`` and device
+    context needs, worked out once by the first: its placement (queue, kind
+    of memory of results), the runtime's handle of the queue, what to call
+    (the compiled entry point, or Numba's dispatcher when NumPy arrays come
+    in), the USM arrays' other queues, and where the NumPy and the dpnp
+    arrays are."""
+
+    placement: Placement
+    handle: runtime.Queue
+    target: Callable
+    returns_arrays: bool
+    waits: tuple[dpctl.SyclQueue, ...]
+    numpy: tuple[int, ...]
+    dpnp: tuple[int, ...]
+
+    def run(self, function: JitFunction, args: tuple) -> Any:
+        if self.dpnp:  # compiled code takes their usm_ndarray
+            args = tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
+        # as place() does: dpctl's work on the arrays' other queues is done first
+        for queue in self.waits:
+            queue.wait()
+        resident = [runtime.byte_extent(args[i]) for i in self.numpy] if (
+            self.numpy and not self.handle.uses_host_memory) else []
+        result = function._run(self.placement.queue, self.handle, resident,
+                               self.returns_arrays, self.target, *args)
+        return self.placement.finish(result)
 
 
 def jit(signature_or_function: Any = None, **options: Any) -> Any:

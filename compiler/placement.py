@@ -260,8 +260,8 @@ def _refuse(py_func: Callable, args: tuple, kwargs: dict,
                 f"e.g. xpuc.asarray({name}, queue={first_name}.sycl_queue)")
     raise ExecutionPlacementError(
         f"{where}: {first_name} is on {_describe(queue)}, but the active device context "
-        f"is {_describe(context)}; move it there with xpuc.asarray({first_name}, "
-        "queue=xpuc.get_current_queue())")
+        f"is {_describe(context)} ({_difference(queue, context)}); move it there with "
+        f"xpuc.asarray({first_name}, queue=xpuc.get_current_queue())")
 
 
 def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = None,

@@ -160,6 +160,13 @@ class Queue:
         handle = c_void_p()
         check(_lib.xpuc_queue_wrap(sycl_queue.addressof_ref(), ctypes.byref(handle)))
         self._handle = handle.value
+        self._system_memory = sycl_queue.sycl_device.has_aspect_usm_system_allocations
+
+    @property
+    def uses_host_memory(self) -> bool:
+        """Whether kernels on this queue take NumPy arrays' memory as it is
+        (so a call registers no NumPy memory to keep on the device)."""
+        return self._system_memory and _system_memory_allowed
 
     @property
     def handle(self) -> int:
@@ -352,7 +359,12 @@ def use_system_memory(on: bool) -> None:
     ``usm_system_allocations``), let kernels use NumPy arrays in place (the
     default), or, off, copy them as other devices need; ``XPUC_COPY_HOST_ARRAYS=1``
     turns it off at import."""
+    global _system_memory_allowed
     check(_lib.xpuc_use_system_memory(int(on)))
+    _system_memory_allowed = on
+
+
+_system_memory_allowed = True
 
 
 if os.environ.get(COPY_HOST_ARRAYS_VARIABLE) == "1":
