@@ -283,9 +283,11 @@ PARFORS_IN_MANY = 4
 OVERHEAD_TURN = 100
 
 
-# the baselines of launch_overheads: a submit that runs no kernel, and one that
-# runs an empty kernel (what a launch costs below any runtime of ours)
+# the baselines of launch_overheads: a submit that runs no kernel, one that runs
+# an empty kernel (what a launch costs below any runtime of ours), and one that
+# runs the kernel of xpuc's one-parfor call (what the device charges for it)
 BARRIER, EMPTY_KERNEL = "empty dpctl submit+wait (barrier)", "empty kernel, dpctl submit+wait"
+PARFOR_KERNEL = "the 1-parfor call's kernel, dpctl submit+wait"
 
 
 @xpuc.kernel
@@ -299,10 +301,13 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     ``usm_system_allocations``, as the CPU device, takes NumPy's memory as it
     is): the two baselines (a dpctl barrier
     submit+wait, and dpctl's submit+wait of an empty one-work-item kernel, its
-    SPIR-V built by xpuc), an xpuc call with one parfor on a USM array and on a
-    NumPy array in a device context, and one with ``PARFORS_IN_MANY`` on a USM
-    array; the two USM calls' difference splits the cost into a part per
-    launched parfor (the slope) and a part per call."""
+    SPIR-V built by xpuc), dpctl's submit+wait of the kernel the one-parfor
+    call launches (what the device runtime charges for it), an xpuc call with
+    one parfor on a USM array and on a NumPy array in a device context, and
+    one with ``PARFORS_IN_MANY`` on a USM array; the two USM calls' difference
+    splits the cost into a part per launched parfor (the slope) and a part per
+    call, and the one-parfor USM call less its kernel's dpctl submit is
+    xpuc's own."""
     @xpuc.jit
     def one_parfor(a):
         for i in numba.prange(a.shape[0]):
@@ -324,9 +329,14 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     ((name, spirv),) = _nothing.inspect_spirv().items()
     empty_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
     tiny_usm, tiny_numpy = xpuc.asarray(np.zeros(1), queue=queue), np.zeros(1)
+    one_parfor(tiny_usm)
+    ((name, spirv),) = one_parfor.inspect_spirv().items()
+    parfor_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
+    assert parfor_kernel.num_args == 1, "the one-parfor kernel takes the array alone"
     one_usm, many_usm = "xpuc call, 1 parfor, USM", f"xpuc call, {PARFORS_IN_MANY} parfors, USM"
     runs = {BARRIER: lambda: queue.submit_barrier().wait(),
             EMPTY_KERNEL: lambda: queue.submit(empty_kernel, [], [1]).wait(),
+            PARFOR_KERNEL: lambda: queue.submit(parfor_kernel, [tiny_usm.usm_data], [1]).wait(),
             one_usm: lambda: one_parfor(tiny_usm),
             "xpuc call, 1 parfor, NumPy in a context": lambda: one_parfor(tiny_numpy),
             many_usm: lambda: four_parfors(tiny_usm)}
@@ -345,6 +355,8 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     one, many = found[one_usm], found[many_usm]
     found["per launched parfor (slope)"] = (many - one) / (PARFORS_IN_MANY - 1)
     found["per call, besides its parfors"] = one - found["per launched parfor (slope)"]
+    found["xpuc's own, 1 parfor, USM (call less its kernel's dpctl submit+wait)"] = (
+        one - found[PARFOR_KERNEL])
     return found
 
 
