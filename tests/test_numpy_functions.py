@@ -2,6 +2,8 @@
 (issue 22): reductions along an axis, np.where, np.clip, np.dot of vectors,
 a.T, np.abs, each checked against NumPy and checked to launch kernels."""
 
+import importlib.util
+
 import dpctl
 import numpy as np
 import pytest
@@ -118,3 +120,33 @@ def test_numpy_arrays_keep_numbas_functions():
     np.testing.assert_array_equal(xpuc.jit(lambda a: np.sum(a, axis=1))(a), a.sum(axis=1))
     np.testing.assert_array_equal(xpuc.jit(lambda a: np.clip(a, 2.0, 5.0))(a),
                                   np.clip(a, 2.0, 5.0))
+
+
+def in_context(function, *args, queue):
+    """``function`` jitted, called with NumPy ``args`` inside a device context:
+    its result and how many kernels it launched."""
+    xpuc.reset_stats()
+    with xpuc.device_context(queue):
+        result = xpuc.jit(function)(*args)
+    return result, xpuc.stats()["kernel_launches"]
+
+
+def test_dot_of_numpy_arrays_in_a_context_checks_shapes(queue):
+    """Numba types np.dot of NumPy arrays with SciPy (the test extra has it),
+    and its parfor pass would replace it with a loop that reads past the
+    shorter vector; xpuc's replacement checks, as Numba's serial np.dot."""
+    assert importlib.util.find_spec("scipy"), "the test extra installs SciPy"
+    dot = lambda x, y: np.dot(x, y)  # noqa: E731
+    v = np.arange(1.0, 6.0)
+    result, launches = in_context(dot, v, v[::-1].copy(), queue=queue)
+    assert result == np.dot(v, v[::-1]) and launches == 1
+    with pytest.raises(ValueError, match=r"incompatible array sizes .*\(vector \* vector\)"):
+        in_context(dot, v, v[:3].copy(), queue=queue)
+    # matrix times vector: one row per work-item
+    m = np.arange(12.0).reshape(3, 4)
+    w = np.array([0.5, 1.0, 1.5, 2.0])
+    result, launches = in_context(dot, m, w, queue=queue)
+    assert launches == 1
+    np.testing.assert_array_equal(result, np.dot(m, w))
+    with pytest.raises(ValueError, match=r"incompatible array sizes .*\(matrix \* vector\)"):
+        in_context(dot, m, w[:3].copy(), queue=queue)

@@ -12,7 +12,10 @@ makes parfors, as Numba's own parallel ``np.sum(a)`` and ``np.dot`` are.
 
 Each is a CPU-target overload, which Numba tries before its own (generic)
 ones, inlined into the caller before the parfor pass; for anything but USM
-arrays it declines, and Numba's implementation stands.
+arrays it declines, and Numba's implementation stands. One exception is kept
+for NumPy arrays: the parallel loop that Numba's parfor pass puts in place of
+``np.dot``, which checks no shapes, is replaced in offload builds by
+``checked_dot_parallel_impl`` (see ``pipeline.PARALLEL_REPLACEMENTS``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import functools
 import numba
 import numpy as np
 from numba.core import types
-from numba.core.extending import overload
+from numba.core.extending import overload, register_jitable
 from numba.np import numpy_support
 
 from .usm import USMArray
@@ -221,3 +224,62 @@ def _dot(a, b):
         return total
 
     return dot
+
+
+# ---- Numba's parallel np.dot, with its shape checks ------------------------------------
+# With SciPy installed, Numba types np.dot of NumPy arrays, and its parfor
+# pass replaces a vector-vector or matrix-vector product with a prange loop
+# (parfors.parfor.dot_parallel_impl) that never compares the shapes: vectors
+# of different lengths give a wrong number. Offload builds use these instead.
+
+# (raising from the inlined loop itself is not possible: the parfor pass types
+# it without the rewrite of raises; a jitted call is)
+@register_jitable
+def _check_vector_sizes(a_size, b_size):
+    if a_size != b_size:
+        raise ValueError("incompatible array sizes for np.dot(a, b) (vector * vector)")
+
+
+@register_jitable
+def _check_matrix_vector_sizes(a_columns, b_size):
+    if a_columns != b_size:
+        raise ValueError("incompatible array sizes for np.dot(a, b) (matrix * vector)")
+
+
+def checked_dot_parallel_impl(return_type, a, b):
+    """The parallel implementation of ``np.dot(a, b)`` the parfor pass inlines
+    (as Numba's ``dot_parallel_impl`` chooses one), or None to keep the call."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array) and b.ndim == 1):
+        return None
+    if a.ndim == 1:
+        zero = return_type(0)
+        check_vectors = _check_vector_sizes
+
+        def dot_vectors(a, b):
+            check_vectors(a.shape[0], b.shape[0])
+            numba.parfors.parfor.init_prange()
+            total = zero
+            for i in numba.parfors.parfor.internal_prange(a.shape[0]):
+                total += a[i] * b[i]
+            return total
+
+        return dot_vectors
+    if a.ndim == 2:
+        dtype = numpy_support.as_dtype(return_type.dtype)
+        zero = return_type.dtype(0)
+        check_matrix_vector = _check_matrix_vector_sizes
+
+        def dot_matrix_vector(a, b):
+            check_matrix_vector(a.shape[1], b.shape[0])
+            numba.parfors.parfor.init_prange()
+            rows, columns = a.shape
+            product = np.empty(rows, dtype)
+            for i in numba.parfors.parfor.internal_prange(rows):
+                total = zero
+                for j in range(columns):
+                    total += a[i, j] * b[j]
+                product[i] = total
+            return product
+
+        return dot_matrix_vector
+    return None

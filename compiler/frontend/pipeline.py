@@ -23,14 +23,17 @@ from numba.core.typed_passes import (
     NopythonTypeInference,
     ParforPreLoweringPass,
     PreLowerStripPhis,
+    PreParforPass,
 )
 from numba.core.untyped_passes import InlineInlinables
+from numba.parfors import parfor
 from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
 from .device_functions import InlineDeviceFunctions
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
+from .numpy_functions import checked_dot_parallel_impl
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -69,6 +72,31 @@ class NativeOffloadLowering(NativeParforLowering):
         return OffloadLower
 
 
+# The NumPy functions the parfor pass replaces with parallel loops: Numba's,
+# with np.dot's checking the shapes (Numba's reads past the shorter vector).
+PARALLEL_REPLACEMENTS = {**parfor.swap_functions_map,
+                         ("dot", "numpy"): checked_dot_parallel_impl}
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class OffloadPreParforPass(PreParforPass):
+    """Numba's pre-parfor pass with ``PARALLEL_REPLACEMENTS``."""
+
+    _name = "xpuc_pre_parfor_pass"
+
+    def run_pass(self, state) -> bool:
+        parfor.PreParforPass(
+            state.func_ir, state.typemap, state.calltypes, state.typingctx, state.targetctx,
+            state.flags.auto_parallel, state.parfor_diagnostics.replaced_fns,
+            replace_functions_map=PARALLEL_REPLACEMENTS).run()
+        return True
+
+
+# Numba's passes that offload builds run as their own instead.
+_REPLACED_PASSES = {NativeParforLowering: (NativeOffloadLowering, "xpuc offload lowering"),
+                    PreParforPass: (OffloadPreParforPass, "xpuc pre-parfor pass")}
+
+
 def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
     """A Numba pipeline class that offloads parfors for ``offload``'s device."""
 
@@ -83,8 +111,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, ParforPreLoweringPass)
-            pm.passes = [(NativeOffloadLowering, "xpuc offload lowering")
-                         if pass_class is NativeParforLowering else (pass_class, description)
+            pm.passes = [_REPLACED_PASSES.get(pass_class, (pass_class, description))
                          for pass_class, description in pm.passes]
             pm.finalize()
             return [pm]
