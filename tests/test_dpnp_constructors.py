@@ -52,11 +52,13 @@ def likes(x):
 
 def test_like_constructors_follow_their_array():
     x = dpnp.asarray(np.arange(6.0).reshape(2, 3), usm_type="host")
-    e, z, o, f = likes(x)
+    (e, z, o, f), launches = launched(likes, x)
+    assert launches >= 3, "the fills ran on the host"
     assert all(a.shape == (2, 3) and a.sycl_queue == x.sycl_queue for a in (e, z, o, f))
     assert (e.usm_type, z.dtype, o.usm_type, f.dtype) == ("host", np.float32, "shared",
                                                           np.float64)
-    np.testing.assert_array_equal(dpnp.asnumpy(f), 3.0)
+    for array, value in ((z, 0.0), (o, 1.0), (f, 3.0)):
+        np.testing.assert_array_equal(dpnp.asnumpy(array), value)
 
 
 @xpuc.jit
