@@ -206,34 +206,8 @@ def _clip(a, a_min, a_max):
 
 # ---- dot product of vectors ----------------------------------------------------------
 
-@overload(np.dot, target="cpu", inline="always")
-def _dot(a, b):
-    if not (isinstance(a, USMArray) and isinstance(b, USMArray) and a.ndim == b.ndim == 1
-            and isinstance(a.dtype, types.Number) and isinstance(b.dtype, types.Number)):
-        return None
-    zero = np.zeros(1, np.result_type(numpy_support.as_dtype(a.dtype),
-                                      numpy_support.as_dtype(b.dtype)))[0]
-
-    def dot(a, b):
-        if a.shape[0] != b.shape[0]:
-            raise ValueError("shapes not aligned: np.dot of vectors of different lengths")
-        numba.parfors.parfor.init_prange()
-        total = zero
-        for i in numba.parfors.parfor.internal_prange(a.shape[0]):
-            total += a[i] * b[i]
-        return total
-
-    return dot
-
-
-# ---- Numba's parallel np.dot, with its shape checks ------------------------------------
-# With SciPy installed, Numba types np.dot of NumPy arrays, and its parfor
-# pass replaces a vector-vector or matrix-vector product with a prange loop
-# (parfors.parfor.dot_parallel_impl) that never compares the shapes: vectors
-# of different lengths give a wrong number. Offload builds use these instead.
-
-# (raising from the inlined loop itself is not possible: the parfor pass types
-# it without the rewrite of raises; a jitted call is)
+# The shape checks are jitted functions: a raise in a function that the parfor
+# pass inlines (checked_dot_parallel_impl) is not typed, a call is.
 @register_jitable
 def _check_vector_sizes(a_size, b_size):
     if a_size != b_size:
@@ -246,24 +220,46 @@ def _check_matrix_vector_sizes(a_columns, b_size):
         raise ValueError("incompatible array sizes for np.dot(a, b) (matrix * vector)")
 
 
+def _vector_dot(zero):
+    """The dot product of two vectors as a parallel reduction from ``zero``
+    (the checker a closure variable: the parfor pass inlines this with the
+    caller's globals)."""
+    check_vectors = _check_vector_sizes
+
+    def dot_vectors(a, b):
+        check_vectors(a.shape[0], b.shape[0])
+        numba.parfors.parfor.init_prange()
+        total = zero
+        for i in numba.parfors.parfor.internal_prange(a.shape[0]):
+            total += a[i] * b[i]
+        return total
+
+    return dot_vectors
+
+
+@overload(np.dot, target="cpu", inline="always")
+def _dot(a, b):
+    if not (isinstance(a, USMArray) and isinstance(b, USMArray) and a.ndim == b.ndim == 1
+            and isinstance(a.dtype, types.Number) and isinstance(b.dtype, types.Number)):
+        return None
+    zero = np.zeros(1, np.result_type(numpy_support.as_dtype(a.dtype),
+                                      numpy_support.as_dtype(b.dtype)))[0]
+    return _vector_dot(zero)
+
+
+# ---- Numba's parallel np.dot, with its shape checks ------------------------------------
+# With SciPy installed, Numba types np.dot of NumPy arrays, and its parfor
+# pass replaces a vector-vector or matrix-vector product with a prange loop
+# (parfors.parfor.dot_parallel_impl) that never compares the shapes: vectors
+# of different lengths give a wrong number. Offload builds use this instead.
+
 def checked_dot_parallel_impl(return_type, a, b):
     """The parallel implementation of ``np.dot(a, b)`` the parfor pass inlines
     (as Numba's ``dot_parallel_impl`` chooses one), or None to keep the call."""
     if not (isinstance(a, types.Array) and isinstance(b, types.Array) and b.ndim == 1):
         return None
     if a.ndim == 1:
-        zero = return_type(0)
-        check_vectors = _check_vector_sizes
-
-        def dot_vectors(a, b):
-            check_vectors(a.shape[0], b.shape[0])
-            numba.parfors.parfor.init_prange()
-            total = zero
-            for i in numba.parfors.parfor.internal_prange(a.shape[0]):
-                total += a[i] * b[i]
-            return total
-
-        return dot_vectors
+        return _vector_dot(return_type(0))
     if a.ndim == 2:
         dtype = numpy_support.as_dtype(return_type.dtype)
         zero = return_type.dtype(0)
