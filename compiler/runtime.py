@@ -364,6 +364,8 @@ def use_system_memory(on: bool) -> None:
     _system_memory_allowed = on
 
 
+# The runtime's switch as use_system_memory last set it (it is set nowhere
+# else): read on every call, which a ctypes query would cost more than.
 _system_memory_allowed = True
 
 
