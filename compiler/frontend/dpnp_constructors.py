@@ -30,6 +30,7 @@ from numba.core.extending import NativeValue, overload, register_model, typeof_i
 from numba.core.ir_utils import get_definition, guard
 
 from ..errors import UnsupportedError
+from .kernel_intrinsics import shape_rank
 from .usm import USM_ARRAY_CLASSES, USM_TYPES, USMArray, empty_usm
 
 CONSTRUCTORS = ("empty", "zeros", "ones", "full", "arange",
@@ -161,14 +162,6 @@ def _usm_type(usm_type: types.Type | str | None, default: str) -> str | None:
     return usm_type if usm_type in USM_TYPES else None
 
 
-def _rank(shape: types.Type) -> int | None:
-    if isinstance(shape, types.Integer):
-        return 1
-    if isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape):
-        return len(shape)
-    return None
-
-
 def _placement_arguments_known(device: types.Type | None, queue: types.Type | None) -> bool:
     """``device`` a constant name and ``sycl_queue`` a queue, or absent:
     what ``constructed_by`` found placement on."""
@@ -192,7 +185,7 @@ def register_overloads(dpnp) -> None:
         @overload(getattr(dpnp, name), target="cpu", inline="always", prefer_literal=True)
         def constructor(shape, dtype=None, order="C", like=None, device=None,
                         usm_type="device", sycl_queue=None):
-            array_type = _array_type(_rank(shape), _dtype(dtype, types.float64),
+            array_type = _array_type(shape_rank(shape), _dtype(dtype, types.float64),
                                      _usm_type(usm_type, "device"), device, sycl_queue)
             if array_type is None:
                 return None
@@ -216,7 +209,7 @@ def register_overloads(dpnp) -> None:
     def full(shape, fill_value, dtype=None, order="C", like=None, device=None,
              usm_type=None, sycl_queue=None):
         natural = fill_value if isinstance(fill_value, (types.Number, types.Boolean)) else None
-        array_type = _array_type(_rank(shape), _dtype(dtype, natural),
+        array_type = _array_type(shape_rank(shape), _dtype(dtype, natural),
                                  _usm_type(usm_type, "device"), device, sycl_queue)
         if array_type is None:
             return None
