@@ -113,12 +113,10 @@ class JitFunction:
                   handle: runtime.Queue) -> None:
         """Keep what the call of ``args`` (under the device context and with
         the ``_call_key`` that ``key`` pairs) just worked out for the
-        next ones with it: its placement (without the arguments), the USM
-        arrays' other queues to wait for, which arguments are dpnp arrays, and
+        next ones with it: its placement (without the arguments; with the USM
+        arrays' other queues to wait for), which arguments are dpnp arrays, and
         the compiled entry point itself when no argument is a NumPy array
         (whose types Numba's dispatcher finds faster than Python could)."""
-        usm = [a for a in placement.args if type(a) is dpt.usm_ndarray]
-        waits = {id(q): q for a in usm if (q := a.sycl_queue) is not placement.queue}
         numpy = tuple(i for i, a in enumerate(placement.args) if type(a) is np.ndarray)
         target, returns_arrays = dispatcher, True
         if not numpy:
@@ -130,7 +128,7 @@ class JitFunction:
             self._plans.clear()
         self._plans[key] = _CallPlan(
             dataclasses.replace(placement, args=(), kwargs={}, resident=[]), handle, target,
-            returns_arrays, tuple(waits.values()), numpy,
+            returns_arrays, numpy,
             tuple(i for i, a in enumerate(args) if type(a) is _dpnp_array_class()))
 
     def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
@@ -275,16 +273,15 @@ def _call_key(args: tuple) -> tuple | None:
 class _CallPlan:
     """What every call of a function with one ``_call_key`` and device
     context needs, worked out once by the first: its placement (queue, kind
-    of memory of results), the runtime's handle of the queue, what to call
-    (the compiled entry point, or Numba's dispatcher when NumPy arrays come
-    in), the USM arrays' other queues, and where the NumPy and the dpnp
+    of memory of results, the USM arrays' other queues), the runtime's handle
+    of the queue, what to call (the compiled entry point, or Numba's
+    dispatcher when NumPy arrays come in), and where the NumPy and the dpnp
     arrays are."""
 
     placement: Placement
     handle: runtime.Queue
     target: Callable
     returns_arrays: bool
-    waits: tuple[dpctl.SyclQueue, ...]
     numpy: tuple[int, ...]
     dpnp: tuple[int, ...]
 
@@ -292,7 +289,7 @@ class _CallPlan:
         if self.dpnp:  # compiled code takes their usm_ndarray
             args = tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
         # as place() does: dpctl's work on the arrays' other queues is done first
-        for queue in self.waits:
+        for queue in self.placement.waited:
             queue.wait()
         resident = [runtime.byte_extent(args[i]) for i in self.numpy] if (
             self.numpy and not self.handle.uses_host_memory) else []

@@ -74,6 +74,8 @@ class Placement:
     resident: list[tuple[int, int]] = field(default_factory=list)
     usm_type: str | None = None  # of the outputs, when USM arrays came in
     dpnp_out: bool = False  # dpnp arrays in, so dpnp arrays out
+    # the USM arguments' queues other than ``queue``, whose work the call waited for
+    waited: tuple[dpctl.SyclQueue, ...] = ()
 
     @property
     def reason(self) -> str:
@@ -167,9 +169,7 @@ def _place_by_arguments(py_func: Callable, args: tuple, kwargs: dict, usm: list,
                         context: dpctl.SyclQueue | None) -> Placement | None:
     """Where the call runs by its USM and NumPy arguments and the device context."""
     if not usm:
-        if context is None:
-            return None
-        return Placement(context, args, kwargs, [runtime.byte_extent(v) for v in numpy])
+        return None if context is None else _on_queue(context, args, kwargs, numpy)
 
     queue = _queue_of(usm[0])
     others = {id(q): q for v in usm[1:] if (q := _queue_of(v)) is not queue}
@@ -192,7 +192,8 @@ def _place_by_arguments(py_func: Callable, args: tuple, kwargs: dict, usm: list,
         dpnp_out = any(is_dpnp_array(v) for v in usm)
         usm = [_as_usm_ndarray(v) for v in usm]
     usm_type = coerce_usm_types(usm_type_of(v) for v in usm)
-    return Placement(queue, converted, converted_kwargs, usm_type=usm_type, dpnp_out=dpnp_out)
+    return Placement(queue, converted, converted_kwargs, usm_type=usm_type, dpnp_out=dpnp_out,
+                     waited=tuple(others.values()))
 
 
 def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructed: Constructed,
@@ -214,13 +215,14 @@ def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructe
     if usm:
         placement = _place_by_arguments(py_func, args, kwargs, usm, numpy, context)
         chosen, by = placement.queue, "its USM arguments"
-    elif context is not None or not wanted:
-        chosen = context or _device_queue(None)
-        by = "the device context" if context is not None else "dpnp's default device"
-        placement = Placement(chosen, args, kwargs, [runtime.byte_extent(v) for v in numpy])
     else:
-        by, chosen = wanted[0]
-        placement = Placement(chosen, args, kwargs, [runtime.byte_extent(v) for v in numpy])
+        if context is not None:
+            chosen, by = context, "the device context"
+        elif wanted:
+            by, chosen = wanted[0]
+        else:
+            chosen, by = _device_queue(None), "dpnp's default device"
+        placement = _on_queue(chosen, args, kwargs, numpy)
     for name, queue in wanted:
         if not equivalent(queue, chosen):
             raise ExecutionPlacementError(
@@ -229,6 +231,12 @@ def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructe
                 "its device: drop device=/sycl_queue= there, or move the data")
     placement.dpnp_out = True
     return placement
+
+
+def _on_queue(queue: dpctl.SyclQueue, args: tuple, kwargs: dict, numpy: list) -> Placement:
+    """A call on ``queue`` with no USM arguments: its NumPy arrays' memory is
+    kept on the device for the call."""
+    return Placement(queue, args, kwargs, [runtime.byte_extent(v) for v in numpy])
 
 
 @functools.lru_cache(maxsize=64)
@@ -252,11 +260,12 @@ def _refuse(py_func: Callable, args: tuple, kwargs: dict,
     first_name, first = usm[0]
     queue = _queue_of(first)
     for name, value in usm[1:]:
-        if not equivalent(queue, _queue_of(value)):
+        other = _queue_of(value)
+        if not equivalent(queue, other):
             raise ExecutionPlacementError(
                 f"{where}: USM arrays on different queues: {first_name} on "
-                f"{_describe(queue)}, {name} on {_describe(_queue_of(value))} "
-                f"({_difference(queue, _queue_of(value))}); move one to the other's queue, "
+                f"{_describe(queue)}, {name} on {_describe(other)} "
+                f"({_difference(queue, other)}); move one to the other's queue, "
                 f"e.g. xpuc.asarray({name}, queue={first_name}.sycl_queue)")
     raise ExecutionPlacementError(
         f"{where}: {first_name} is on {_describe(queue)}, but the active device context "
