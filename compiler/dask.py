@@ -16,7 +16,7 @@ from typing import Any
 import dpctl
 from distributed import LocalCluster, Worker, WorkerPlugin
 
-from .device import as_device, device_name, set_default_device
+from .device import as_device, device_name, set_default_device, sub_device_names
 from .errors import DeviceError
 
 DeviceSpec = str | dpctl.SyclDevice
@@ -90,11 +90,9 @@ def sycl_device_names(devices: Sequence[DeviceSpec] | None = None,
     names = [_name_of(device) for device in devices]
     if partition is None:
         return names
-    counts = not isinstance(partition, (int, str))  # compute units of each sub-device
-    argument = list(partition) if counts else partition
-    text = ",".join(map(str, argument)) if counts else str(partition)
-    return [f"{name}/partition={text}/{index}" for name in names
-            for index in range(len(as_device(name).create_sub_devices(partition=argument)))]
+    # compute units of each sub-device, or an affinity domain, as a name writes it
+    text = str(partition) if isinstance(partition, (int, str)) else ",".join(map(str, partition))
+    return [sub for name in names for sub in sub_device_names(name, text)]
 
 
 def _name_of(device: DeviceSpec) -> str:

@@ -103,6 +103,13 @@ def as_device(device: str | dpctl.SyclDevice) -> dpctl.SyclDevice:
     return found
 
 
+def sub_device_names(name: str, partition: str) -> tuple[str, ...]:
+    """The names of the sub-devices of the device ``name`` split with
+    ``partition`` (as a name writes it: ``1``, ``2,2``, ``numa``)."""
+    found = as_device(name)
+    return _split(found, device_name(found), partition).names  # named: as_device found it
+
+
 def _available() -> str:
     return ", ".join(d.filter_string for d in dpctl.get_devices()) or "none"
 
