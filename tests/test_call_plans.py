@@ -124,7 +124,9 @@ def test_scalars_of_other_kinds_are_placed_again():
 
     a = usm(np.arange(4))
     for s in (3, 3, 2.5, True, -(2**62)):
-        np.testing.assert_array_equal(dpt.asnumpy(scale(a, s)), np.arange(4) * s)
+        result, launched = launches(scale, a, s)
+        assert launched > 0
+        np.testing.assert_array_equal(dpt.asnumpy(result), np.arange(4) * s)
     # an int beyond int64 is no key: Numba's dispatcher takes it, as Numba's own does
     plain = numba.njit(scale.py_func)
     plain(np.arange(4), 3)
@@ -150,7 +152,9 @@ def test_planned_call_waits_for_the_arrays_other_queues():
     expected = np.sin(np.cos(np.sin(values))) + 1.0
     for _ in range(3):
         pending = still_computing(values, other)
-        np.testing.assert_allclose(dpt.asnumpy(add(first, pending)), expected)
+        result, launched = launches(add, first, pending)
+        assert launched > 0
+        np.testing.assert_allclose(dpt.asnumpy(result), expected)
 
 
 def test_planned_numpy_call_switches_to_copies(copying_host_arrays_later):
