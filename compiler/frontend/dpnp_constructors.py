@@ -67,12 +67,10 @@ def _unbox_queue(typ: SyclQueueType, obj, c) -> NativeValue:
 @dataclass(frozen=True)
 class Constructed:
     """What a function's dpnp constructors say about where it runs: the
-    devices they name, the parameters they take ``sycl_queue`` from, and
-    whether one names neither (dpnp's default device)."""
+    devices they name and the parameters they take ``sycl_queue`` from."""
 
     devices: frozenset[str]
     queue_parameters: frozenset[str]
-    default_device: bool
 
 
 @functools.lru_cache(maxsize=1024)
@@ -85,7 +83,7 @@ def constructed_by(py_func: Callable) -> Constructed | None:
         return None
     register_overloads(dpnp)
     func_ir = run_frontend(py_func)
-    devices, queues, default, found = set(), set(), False, False
+    devices, queues, found = set(), set(), False
     for block in func_ir.blocks.values():
         for stmt in block.find_insts(ir.Assign):
             call = stmt.value
@@ -94,7 +92,7 @@ def constructed_by(py_func: Callable) -> Constructed | None:
             callee = guard(get_definition, func_ir, call.func)
             if not (isinstance(callee, ir.Expr) and callee.op == "getattr"
                     and callee.attr in CONSTRUCTORS
-                    and _global_value(func_ir, callee.value) is dpnp):
+                    and _constant(func_ir, callee.value) is dpnp):
                 continue
             found = True
             kws = dict(call.kws)
@@ -113,14 +111,7 @@ def constructed_by(py_func: Callable) -> Constructed | None:
                         f"{stmt.loc.filename}:{stmt.loc.line}: dpnp.{callee.attr}"
                         "(sycl_queue=...) takes a queue the function is given as an argument")
                 queues.add(parameter.name)
-            if device is None and queue is None and not callee.attr.endswith("_like"):
-                default = True
-    return Constructed(frozenset(devices), frozenset(queues), default) if found else None
-
-
-def _global_value(func_ir: ir.FunctionIR, var: ir.Var) -> object:
-    found = guard(get_definition, func_ir, var)
-    return found.value if isinstance(found, (ir.Global, ir.FreeVar)) else None
+    return Constructed(frozenset(devices), frozenset(queues)) if found else None
 
 
 def _constant(func_ir: ir.FunctionIR, var: ir.Var | None) -> object:
