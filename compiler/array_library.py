@@ -40,10 +40,16 @@ ExecutionPlacementError: type[Exception] = importlib.import_module(
     _PLACEMENT_ERROR_HOME[tensor.__name__]).ExecutionPlacementError
 
 
-def is_dpnp_array(value: object) -> bool:
-    """A ``dpnp.ndarray`` (whose outputs are dpnp arrays too, SPEC rule 2).
-    Looks dpnp up only once imported: a dpnp array means someone imported it,
-    and importing it here would cost every xpuc import 0.4 s on dpctl 0.21's
-    stack (dpnp.tensor imports dpnp on the other)."""
+def dpnp_array_class() -> type | None:
+    """``dpnp.ndarray``, once something imported dpnp, else None. Looks dpnp up
+    only once imported: a dpnp array means someone imported it, and importing
+    it here would cost every xpuc import 0.4 s on dpctl 0.21's stack
+    (dpnp.tensor imports dpnp on the other)."""
     dpnp = sys.modules.get("dpnp")
-    return dpnp is not None and isinstance(value, dpnp.ndarray)
+    return None if dpnp is None else dpnp.ndarray
+
+
+def is_dpnp_array(value: object) -> bool:
+    """A ``dpnp.ndarray`` (whose outputs are dpnp arrays too, SPEC rule 2)."""
+    cls = dpnp_array_class()
+    return cls is not None and isinstance(value, cls)

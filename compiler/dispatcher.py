@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +21,7 @@ from numba.core import sigutils, types
 from numba.core.dispatcher import Dispatcher
 
 from . import runtime, targets
+from .array_library import dpnp_array_class
 from .array_library import tensor as dpt
 from .cache import device_key, offload_cache
 from .device import get_current_queue
@@ -129,7 +129,7 @@ class JitFunction:
         self._plans[key] = _CallPlan(
             dataclasses.replace(placement, args=(), kwargs={}, resident=[]), handle, target,
             returns_arrays, numpy,
-            tuple(i for i, a in enumerate(args) if type(a) is _dpnp_array_class()))
+            tuple(i for i, a in enumerate(args) if type(a) is dpnp_array_class()))
 
     def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
         """Run the build for the placed arguments. When they are USM arrays and
@@ -240,12 +240,6 @@ _SCALAR_TYPES = (types.NoneType, types.Number, types.Boolean)
 _PLANS_PER_FUNCTION = 64
 
 
-def _dpnp_array_class() -> type | None:
-    """dpnp's array class, once something imported dpnp (see is_dpnp_array)."""
-    dpnp = sys.modules.get("dpnp")
-    return None if dpnp is None else dpnp.ndarray
-
-
 def _call_key(args: tuple) -> tuple | None:
     """What decides where and how a call with ``args`` runs, when they are
     all ``usm_ndarray`` or dpnp arrays (queue, dtype, rank, layout and
@@ -254,7 +248,7 @@ def _call_key(args: tuple) -> tuple | None:
     key = []
     for value in args:
         kind = type(value)
-        if kind is not dpt.usm_ndarray and kind is _dpnp_array_class():
+        if kind is not dpt.usm_ndarray and kind is dpnp_array_class():
             key.append(kind)
             value, kind = value.get_array(), dpt.usm_ndarray
         if kind is dpt.usm_ndarray:
