@@ -10,6 +10,7 @@ configure_opencl_loader()
 warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"dpctl(\..*)?")
 
 from . import (  # noqa: E402
+    array_library,
     atomic,
     group,
     local,
@@ -26,7 +27,6 @@ from .dispatcher import JitFunction, jit  # noqa: E402
 from .errors import (  # noqa: E402
     ConflictingOptionsError,
     DeviceError,
-    ExecutionPlacementError,
     UnsupportedError,
     XpucError,
 )
@@ -65,6 +65,15 @@ def reset_stats() -> None:
 
 
 _compiled_at_reset = 0
+
+
+def __getattr__(name: str) -> object:
+    # PEP 562: ExecutionPlacementError is the array library's class, imported
+    # (with all of dpnp, on dpnp's stack) when first used, not with xpuc
+    if name == "ExecutionPlacementError":
+        return array_library.placement_error_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "GLOBAL_MEM_FENCE",

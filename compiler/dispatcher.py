@@ -20,9 +20,8 @@ import numpy as np
 from numba.core import sigutils, types
 from numba.core.dispatcher import Dispatcher
 
-from . import runtime, targets
+from . import array_library, runtime, targets
 from .array_library import dpnp_array_class
-from .array_library import tensor as dpt
 from .cache import device_key, offload_cache
 from .device import get_current_queue
 from .errors import ConflictingOptionsError, DeviceError, XpucError
@@ -217,9 +216,10 @@ def _exact_types(args: tuple) -> tuple | None:
     """Numba's types of ``args`` if they are all ``usm_ndarray``, float, bool
     or int (typed without Numba's typeof: as it types them), else None."""
     found = []
+    usm_ndarray = array_library.loaded_usm_ndarray  # place() loaded it for USM arguments
     for value in args:
         kind = type(value)
-        if kind is dpt.usm_ndarray:
+        if kind is usm_ndarray:
             found.append(usm_ndarray_type(value))
         elif kind is float:
             found.append(types.float64)
@@ -246,12 +246,17 @@ def _call_key(args: tuple) -> tuple | None:
     writability, kind of memory), NumPy arrays, float, bool or int (types
     only); else None."""
     key = []
+    # None until the array library is loaded (by the placement of a first
+    # call with USM arguments): before, a USM argument makes the key None
+    usm_ndarray = array_library.loaded_usm_ndarray
     for value in args:
         kind = type(value)
-        if kind is not dpt.usm_ndarray and kind is dpnp_array_class():
+        if kind is not usm_ndarray and kind is dpnp_array_class():
+            if usm_ndarray is None:
+                return None
             key.append(kind)
-            value, kind = value.get_array(), dpt.usm_ndarray
-        if kind is dpt.usm_ndarray:
+            value, kind = value.get_array(), usm_ndarray
+        if kind is usm_ndarray:
             # the dtype's number: hashing a dtype costs more than the rest
             key += (value.sycl_queue, value.dtype.num, value.ndim, value.flags.flags,
                     type(value.usm_data))

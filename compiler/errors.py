@@ -1,11 +1,11 @@
-"""xpuc's exception classes (SPEC: all importable from ``xpuc``)."""
+"""xpuc's exception classes (SPEC: all importable from ``xpuc``, as is
+``ExecutionPlacementError``, the array library's class)."""
 
-from .array_library import ExecutionPlacementError
+from . import array_library
 
 __all__ = [
     "ConflictingOptionsError",
     "DeviceError",
-    "ExecutionPlacementError",
     "UnsupportedError",
     "XpucError",
 ]
@@ -25,3 +25,8 @@ class ConflictingOptionsError(XpucError):
 
 class DeviceError(XpucError):
     """A kernel build or launch failed on the device."""
+
+
+def placement_error(message: str) -> Exception:
+    """An ``ExecutionPlacementError`` (the array library's class, SPEC) saying ``message``."""
+    return array_library.placement_error_class()(message)

@@ -25,8 +25,8 @@ from numba.core import sigutils, types
 from numba.core.typing.typeof import Purpose
 
 from . import runtime, targets
-from .array_library import tensor as dpt
-from .errors import ExecutionPlacementError, XpucError
+from .array_library import is_usm_ndarray
+from .errors import XpucError, placement_error
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.usm import host_view
@@ -124,7 +124,7 @@ class KernelFunction:
                             f"({', '.join(self._parameters)}), got {len(args)}")
         placement = place(self.py_func, args, {})
         if placement is None:
-            raise ExecutionPlacementError(
+            raise placement_error(
                 f"kernel {where}: its arguments are NumPy arrays and no device context is "
                 "active; a kernel runs on a device: call it inside xpuc.device_context(...) "
                 "or pass USM arrays")
@@ -231,7 +231,7 @@ class KernelFunction:
 def _host_array(value: Any) -> np.ndarray:
     """An argument array as NumPy sees it (a USM array: a view of its memory,
     whose addresses the runtime recognises as USM)."""
-    return host_view(value) if isinstance(value, dpt.usm_ndarray) else value
+    return host_view(value) if is_usm_ndarray(value) else value
 
 
 def kernel(signature_or_function: Any = None, *, ndim: int = 1) -> Any:

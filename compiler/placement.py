@@ -13,18 +13,20 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import dpctl
 import numpy as np
 
-from . import runtime
-from .array_library import is_dpnp_array
-from .array_library import tensor as dpt
+from . import array_library, runtime
+from .array_library import is_dpnp_array, is_usm_ndarray, tensor_library
 from .device import as_queue, describe, get_current_queue
-from .errors import ExecutionPlacementError
+from .errors import placement_error
 from .frontend.dpnp_constructors import Constructed, constructed_by
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
+
+if TYPE_CHECKING:  # imported when first needed (array_library)
+    from .array_library import tensor as dpt
 
 
 def equivalent(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> bool:
@@ -39,7 +41,7 @@ def equivalent(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> bool:
 
 def is_usm_array(value: object) -> bool:
     # isinstance first: reading __sycl_usm_array_interface__ waits for the queue
-    return isinstance(value, dpt.usm_ndarray) or (
+    return is_usm_ndarray(value) or (
         not isinstance(value, np.ndarray) and hasattr(value, "__sycl_usm_array_interface__"))
 
 
@@ -47,7 +49,7 @@ def _queue_of(value: object) -> dpctl.SyclQueue:
     """A USM array's queue. An object that offers only
     ``__sycl_usm_array_interface__`` names it through the array library's view."""
     queue = getattr(value, "sycl_queue", None)
-    return queue if queue is not None else dpt.asarray(value).sycl_queue
+    return queue if queue is not None else tensor_library().asarray(value).sycl_queue
 
 
 def _describe(queue: dpctl.SyclQueue) -> str:
@@ -95,7 +97,7 @@ class Placement:
         if self.usm_type is not None and isinstance(result, np.ndarray):
             # host memory the function allocated itself (np.empty): its one copy
             result = _usm_copy(result, self.queue, self.usm_type)
-        if self.dpnp_out and isinstance(result, dpt.usm_ndarray):
+        if self.dpnp_out and is_usm_ndarray(result):
             import dpnp
 
             return dpnp.asarray(result)
@@ -128,8 +130,8 @@ def _as_usm_ndarray(value: object) -> object:
     """dpnp arrays and other USM objects as ``usm_ndarray`` (no copy), in tuples too."""
     if isinstance(value, tuple):
         return tuple(_as_usm_ndarray(v) for v in value)
-    return dpt.asarray(value) if is_usm_array(value) and not isinstance(
-        value, dpt.usm_ndarray) else value
+    return tensor_library().asarray(value) if is_usm_array(value) and not is_usm_ndarray(
+        value) else value
 
 
 def _named(py_func: Callable, args: tuple, kwargs: dict) -> list[tuple[str, object]]:
@@ -183,7 +185,8 @@ def _place_by_arguments(py_func: Callable, args: tuple, kwargs: dict, usm: list,
         other.wait()
     # compiled code takes usm_ndarray; dpnp arrays and other USM objects
     # become one without a copy
-    if all(type(v) is dpt.usm_ndarray for v in usm):
+    usm_ndarray = array_library.usm_ndarray_class()
+    if all(type(v) is usm_ndarray for v in usm):
         converted, dpnp_out = args, False
         converted_kwargs = kwargs
     else:
@@ -208,7 +211,7 @@ def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructe
     for parameter in sorted(constructed.queue_parameters):
         queue = named.get(parameter)
         if not isinstance(queue, dpctl.SyclQueue):
-            raise ExecutionPlacementError(
+            raise placement_error(
                 f"{where}: sycl_queue={parameter} of a dpnp constructor is "
                 f"{type(queue).__name__}, not a dpctl.SyclQueue")
         wanted.append((f"sycl_queue={parameter}", queue))
@@ -225,7 +228,7 @@ def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructe
         placement = _on_queue(chosen, args, kwargs, numpy)
     for name, queue in wanted:
         if not equivalent(queue, chosen):
-            raise ExecutionPlacementError(
+            raise placement_error(
                 f"{where}: a dpnp constructor's {name} is {_describe(queue)}, but the call "
                 f"runs on {_describe(chosen)} ({by}); arrays a function makes must be on "
                 "its device: drop device=/sycl_queue= there, or move the data")
@@ -254,7 +257,7 @@ def _refuse(py_func: Callable, args: tuple, kwargs: dict,
     usm = [(n, v) for n, v in items if is_usm_array(v)]
     numpy = [n for n, v in items if isinstance(v, np.ndarray)]
     if numpy:
-        raise ExecutionPlacementError(
+        raise placement_error(
             f"{where}: cannot mix NumPy arrays ({', '.join(numpy)}) with USM arrays "
             f"({', '.join(n for n, _ in usm)}): move them to one device with xpuc.asarray")
     first_name, first = usm[0]
@@ -262,12 +265,12 @@ def _refuse(py_func: Callable, args: tuple, kwargs: dict,
     for name, value in usm[1:]:
         other = _queue_of(value)
         if not equivalent(queue, other):
-            raise ExecutionPlacementError(
+            raise placement_error(
                 f"{where}: USM arrays on different queues: {first_name} on "
                 f"{_describe(queue)}, {name} on {_describe(other)} "
                 f"({_difference(queue, other)}); move one to the other's queue, "
                 f"e.g. xpuc.asarray({name}, queue={first_name}.sycl_queue)")
-    raise ExecutionPlacementError(
+    raise placement_error(
         f"{where}: {first_name} is on {_describe(queue)}, but the active device context "
         f"is {_describe(context)} ({_difference(queue, context)}); move it there with "
         f"xpuc.asarray({first_name}, queue=xpuc.get_current_queue())")
@@ -291,7 +294,7 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
     else:
         queue = get_current_queue() or as_queue(None)
     if is_usm_array(obj):
-        array = obj if isinstance(obj, dpt.usm_ndarray) else dpt.asarray(obj)
+        array = obj if is_usm_ndarray(obj) else tensor_library().asarray(obj)
         if (array.usm_type == usm_type and array.sycl_context == queue.sycl_context
                 and array.sycl_device == queue.sycl_device):
             # a view of the same memory, bound to the requested queue
@@ -302,7 +305,7 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
         host = np.asarray(obj)
         if host.dtype.kind in "biufc":
             return _usm_copy(host, queue, usm_type)
-    return dpt.asarray(obj, usm_type=usm_type, sycl_queue=queue)
+    return tensor_library().asarray(obj, usm_type=usm_type, sycl_queue=queue)
 
 
 def _from_dlpack(obj: Any) -> np.ndarray | dpt.usm_ndarray:
@@ -314,11 +317,12 @@ def _from_dlpack(obj: Any) -> np.ndarray | dpt.usm_ndarray:
         raise TypeError(f"{what} has __dlpack__ but no __dlpack_device__, so where its memory "
                         "lives is unknown: pass a NumPy or USM array instead")
     kind, device_id = obj.__dlpack_device__()
+    library = tensor_library()
     try:
-        if kind == dpt.DLDeviceType.kDLCPU:
+        if kind == library.DLDeviceType.kDLCPU:
             return np.from_dlpack(obj)
-        if kind == dpt.DLDeviceType.kDLOneAPI:
-            return dpt.from_dlpack(obj)
+        if kind == library.DLDeviceType.kDLOneAPI:
+            return library.from_dlpack(obj)
     except (BufferError, TypeError, ValueError) as error:
         raise type(error)(f"{what} could not be read through DLPack: {error}") from error
     raise ValueError(
@@ -334,8 +338,8 @@ def _usm_copy(array: np.ndarray, queue: dpctl.SyclQueue, usm_type: str) -> dpt.u
     holding it, and hangs when dpctl's host tasks of other threads need it."""
     order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
     host = np.asarray(array, order=order)  # the bytes in one block
-    copy = dpt.empty(array.shape, dtype=array.dtype, usm_type=usm_type, sycl_queue=queue,
-                     order=order)
+    copy = tensor_library().empty(array.shape, dtype=array.dtype, usm_type=usm_type,
+                                  sycl_queue=queue, order=order)
     handle = runtime.queue_handle(queue)
     runtime.usm_advise(handle, copy.usm_data._pointer, copy.usm_data.nbytes)
     runtime.copy_to_device(handle, copy.usm_data._pointer, host.ctypes.data, host.nbytes)

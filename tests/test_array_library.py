@@ -3,7 +3,9 @@ dpnp.tensor with dpnp 0.20), arrays known only by their USM interface, dpnp
 arrays in and out, and DLPack in and out of xpuc (docs/spec.md, "Array
 libraries"). Every test runs on both supported stacks."""
 
+import subprocess
 import sys
+import textwrap
 
 import dpctl
 import dpnp
@@ -52,6 +54,84 @@ def test_a_library_that_fails_to_import_is_not_skipped(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(tmp_path)
     with pytest.raises(ModuleNotFoundError, match="xpuc_test_missing_dependency"):
         find_tensor_library(("xpuc_test_broken", "json"))
+
+
+# ---- imported when first needed ------------------------------------------------
+
+def run_child(code: str) -> str:
+    """``code`` run by a fresh interpreter, its output (a fresh one: this
+    process imported the library long ago)."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_numpy_arrays_in_a_context_never_import_the_library():
+    # dpnp.tensor imports all of dpnp: 0.6 s of every import of xpuc, once
+    assert run_child(f"""
+        import sys
+        import numpy as np
+        import xpuc
+
+        @xpuc.jit
+        def add(a, b):
+            return a + b
+
+        with xpuc.device_context({DEVICE!r}):
+            total = add(np.arange(4.0), np.ones(4)).sum()
+        print(total, xpuc.stats()["kernel_launches"],
+              any(name in sys.modules for name in ("dpnp", "dpctl.tensor", "dpnp.tensor")))
+    """) == "10.0 1 False"
+
+
+def test_usm_arrays_of_a_library_imported_after_xpuc_are_known():
+    # Numba learns their type when xpuc first meets one, as arguments of
+    # jit functions and kernels, and its planned calls take them from then on
+    assert run_child(f"""
+        import numpy as np
+        import xpuc
+
+        @xpuc.jit
+        def add(a, b):
+            return a + b
+
+        @xpuc.kernel
+        def double(a):
+            i = xpuc.get_global_id(0)
+            a[i] *= 2.0
+
+        from xpuc.array_library import tensor as dpt
+        import dpnp
+
+        x = dpt.asarray(np.arange(4.0), device={DEVICE!r})
+        y = dpnp.ones(4, device={DEVICE!r})
+        double[4](x)
+        results = [add(x, x), add(x, x), add(y, y), add(y, y)]
+        print([float(dpt.sum(r) if isinstance(r, dpt.usm_ndarray) else r.sum())
+               for r in results], type(results[2]).__module__.split(".")[0],
+              xpuc.stats()["kernel_launches"])
+    """) == "[24.0, 24.0, 8.0, 8.0] dpnp 5"
+
+
+def test_placement_error_is_the_librarys_when_first_raised():
+    assert run_child(f"""
+        import numpy as np
+        import xpuc
+
+        @xpuc.jit
+        def add(a, b):
+            return a + b
+
+        from xpuc.array_library import tensor as dpt
+        other = dpt.asarray([1.0], device={DEVICE!r})
+        try:
+            with xpuc.device_context({DEVICE!r}):
+                add(np.ones(1), other)
+        except Exception as error:
+            print(type(error) is xpuc.ExecutionPlacementError,
+                  type(error).__module__.split(".")[0])
+    """) in ("True dpctl", "True dpnp")
 
 
 # ---- arrays in, arrays out ---------------------------------------------------------

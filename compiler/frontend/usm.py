@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from typing import TYPE_CHECKING
 
 import dpctl
 import dpctl.memory
@@ -37,8 +38,11 @@ from numba.np.arrayobj import _empty_nd_impl, populate_array
 
 from .. import runtime
 from ..abi import UsmKind
-from ..array_library import tensor as dpt
+from ..array_library import is_usm_ndarray, tensor_library, when_loaded
 from .runtime_calls import call_runtime, link_runtime
+
+if TYPE_CHECKING:  # imported when first needed (array_library)
+    from ..array_library import tensor as dpt
 
 # Coercion order: an array made from several takes the first of their kinds.
 USM_TYPES = ("device", "shared", "host")
@@ -123,7 +127,7 @@ _USM_TYPE_OF_MEMORY = {dpctl.memory.MemoryUSMDevice: "device",
 
 def usm_type_of(array: object) -> str:
     """``array.usm_type``, without a query to the SYCL runtime for a ``usm_ndarray``."""
-    if isinstance(array, dpt.usm_ndarray):
+    if is_usm_ndarray(array):
         found = _USM_TYPE_OF_MEMORY.get(type(array.usm_data))
         if found is not None:
             return found
@@ -142,9 +146,13 @@ for _cls in USM_ARRAY_CLASSES.values():
     _cls._is_internal = True
 
 
-@typeof_impl.register(dpt.usm_ndarray)
 def _typeof_usm_ndarray(value: dpt.usm_ndarray, context) -> USMArray:
     return usm_ndarray_type(value)
+
+
+# Numba's typeof learns the class when the array library is loaded, which
+# xpuc's placement does before Numba types any argument
+when_loaded(lambda library: typeof_impl.register(library.usm_ndarray)(_typeof_usm_ndarray))
 
 
 def usm_ndarray_type(value: dpt.usm_ndarray) -> USMArray:
@@ -226,7 +234,7 @@ def as_usm_ndarray(view: np.ndarray, usm_type: str, parent: object) -> dpt.usm_n
     its USM memory): ``parent``, the argument it was unboxed from, when it is
     that whole array, else a new array owning the memory."""
     itemsize = view.itemsize
-    if (isinstance(parent, dpt.usm_ndarray) and parent.dtype == view.dtype
+    if (is_usm_ndarray(parent) and parent.dtype == view.dtype
             and parent.shape == view.shape and parent._pointer == view.ctypes.data
             and tuple(s * itemsize for s in parent.strides) == view.strides):
         return parent
@@ -236,7 +244,7 @@ def as_usm_ndarray(view: np.ndarray, usm_type: str, parent: object) -> dpt.usm_n
                     "shared": dpctl.memory.MemoryUSMShared,
                     "host": dpctl.memory.MemoryUSMHost}[usm_type]
     memory = memory_class(_USMBytes(view, start, max(nbytes, itemsize), _call.queue))
-    return dpt.usm_ndarray(view.shape, dtype=view.dtype,
+    return tensor_library().usm_ndarray(view.shape, dtype=view.dtype,
                            strides=tuple(s // itemsize for s in view.strides),
                            buffer=memory, offset=-low // itemsize)
 
