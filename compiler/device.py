@@ -177,12 +177,18 @@ def as_queue(device: DeviceLike | None) -> dpctl.SyclQueue:
 
 # ---- device contexts and the default device ----------------------------------
 
-_local = threading.local()
+class _ThreadQueues(threading.local):
+    """Each thread's stack of device contexts' queues, made empty in each
+    thread on first use (read on every offloaded call: no test for it)."""
+
+    def __init__(self) -> None:
+        self.queues: list[dpctl.SyclQueue] = []
+
+
+_local = _ThreadQueues()
 
 
 def _stack() -> list[dpctl.SyclQueue]:
-    if not hasattr(_local, "queues"):
-        _local.queues = []
     return _local.queues
 
 
