@@ -1,8 +1,10 @@
 """First-call latency, each in a fresh process: a cold compile, a warm start
 from ``cache=True``, and an ahead-of-time build (``xpuc compile``), for a
-one-kernel and a five-kernel function, next to Numba's own warm cache load of
-the same function on the CPU. A cold process also times ``import xpuc`` and,
-after its first call, a further cold compile (another one-kernel function).
+one-kernel and a five-kernel function, next to Numba's own on the CPU: its
+cold compile (``njit`` and ``njit(parallel=True)``, after ``import xpuc`` as
+xpuc's, so that both find the same modules loaded) and its warm cache load.
+A cold process also times ``import xpuc`` and, after its first call, a
+further cold compile (another one-kernel function), for Numba too.
 Prints the CPU model and a Markdown table of medians over ``--runs``
 processes; the cold runs each start with an empty cache.
 
@@ -54,6 +56,9 @@ MODE = "{mode}"
 if MODE == "numba":
     one_jit = numba.njit(cache=True, parallel=True)(one)
     five_jit = numba.njit(cache=True, parallel=True)(five)
+elif MODE in ("numba_cold", "numba_serial_cold"):
+    compile_cold = numba.njit(parallel=MODE == "numba_cold")
+    one_jit, five_jit, further_jit = map(compile_cold, (one, five, further))
 elif MODE == "aot":
     one_jit = xpuc.jit(SIGNATURES["one"])(one)
     five_jit = xpuc.jit(SIGNATURES["five"])(five)
@@ -64,7 +69,7 @@ else:
 '''
 
 CALLER = '''
-import json, time
+import contextlib, json, time
 start = time.perf_counter()
 import xpuc
 import_ms = (time.perf_counter() - start) * 1e3
@@ -75,17 +80,15 @@ fn = getattr(mod, "{function}_jit")
 args = [a] * mod.ARGS["{function}"]
 xpuc.reset_stats()
 start = time.perf_counter()
-if "{mode}" == "numba":
+on_cpu = "{mode}".startswith("numba")
+with contextlib.nullcontext() if on_cpu else xpuc.device_context("opencl:cpu"):
     fn(*args)
-else:
-    with xpuc.device_context("opencl:cpu"):
-        fn(*args)
 ms = (time.perf_counter() - start) * 1e3
 compiled = xpuc.stats()["kernels_compiled"]
 further_ms = None
-if "{mode}" == "jit":
+if hasattr(mod, "further_jit"):
     start = time.perf_counter()
-    with xpuc.device_context("opencl:cpu"):
+    with contextlib.nullcontext() if on_cpu else xpuc.device_context("opencl:cpu"):
         mod.further_jit(a, a)
     further_ms = (time.perf_counter() - start) * 1e3
 print(json.dumps({{"ms": ms, "compiled": compiled, "import_ms": import_ms,
@@ -112,11 +115,11 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as directory:
-        for mode in ("jit", "aot", "numba"):
+        for mode in ("jit", "aot", "numba", "numba_cold", "numba_serial_cold"):
             with open(os.path.join(directory, f"mod_{mode}.py"), "w") as out:
                 out.write(MODULE.format(mode=mode))
         for function, kernels in (("one", 1), ("five", 5)):
-            print(f"{function}: cold compile, cache=True warm, AOT, Numba warm ...", flush=True)
+            print(f"{function}: xpuc cold, warm and AOT, Numba warm and cold ...", flush=True)
             cold = [first_call(directory, "jit", function,
                                os.path.join(directory, f"cold-{function}-{run}"), args.size)
                     for run in range(args.runs)]
@@ -131,17 +134,24 @@ def main() -> None:
             first_call(directory, "numba", function, cache_dir, args.size)  # fills Numba's cache
             numba_warm = [first_call(directory, "numba", function, cache_dir, args.size)
                           for _ in range(args.runs)]
+            numba_cold, serial_cold = (
+                [first_call(directory, mode, function, cache_dir, args.size)
+                 for _ in range(args.runs)]
+                for mode in ("numba_cold", "numba_serial_cold"))
             assert all(r["compiled"] == kernels for r in cold), cold
             assert all(r["compiled"] == 0 for r in warm + ahead), (warm, ahead)
             rows.append((f"{function} ({kernels} kernel{'s' * (kernels > 1)})",
                          median(cold, "import_ms"), median(cold, "ms"),
                          median(cold, "further_ms"), median(warm, "ms"), median(ahead, "ms"),
-                         median(numba_warm, "ms")))
+                         median(numba_warm, "ms"), median(numba_cold, "ms"),
+                         median(numba_cold, "further_ms"), median(serial_cold, "ms"),
+                         median(serial_cold, "further_ms")))
     print(f"\nfirst call in a fresh process on {cpu_model()} (ms, median of {args.runs} "
           f"processes; arrays of {args.size} float64; MLIR compiles on the warm side: 0)\n")
     print("| function | import xpuc | cold compile | further function, cold | "
-          "cache=True warm | AOT | Numba parallel, cache warm |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "cache=True warm | AOT | Numba parallel, cache warm | Numba parallel, cold | "
+          "its further function | Numba serial, cold | its further function |")
+    print("|---|" + "---:|" * 10)
     for name, *times in rows:
         print(f"| {name} | " + " | ".join(f"{t:.0f}" for t in times) + " |")
 
