@@ -405,11 +405,25 @@ def overhead_lines(overheads: dict[str, float]) -> list[str]:
         for name, value in overheads.items()]
 
 
+def print_workloads(results: dict[str, dict]) -> None:
+    """The workloads' table, their bandwidth against the triad's, and the MLIR pipeline's time."""
+    print(markdown_table(results))
+    triad = results.get("triad", {}).get(USM, {}).get("GB/s")
+    if triad:
+        print(f"\nxpuc USM bandwidth against its triad's ({triad:.1f} GB/s): " + ", ".join(
+            f"{w} {rows[USM]['GB/s'] / triad:.0%}" for w, rows in results.items()
+            if w != "triad" and "GB/s" in rows[USM]))
+    pipeline = [ms for rows in results.values() for ms in rows[USM]["pipeline_ms"]]
+    print(f"MLIR pipeline per kernel: median {statistics.median(pipeline):.1f} ms, max "
+          f"{max(pipeline):.1f} ms ({len(pipeline)} kernels)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--only", help="run workloads whose name contains this")
+    parser.add_argument("--only", help="run workloads whose name contains this (one that "
+                        "names none measures the host overheads alone)")
     parser.add_argument("--device", default="opencl:cpu")
     parser.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results",
                                                             "suite.json"))
@@ -437,15 +451,8 @@ def main() -> None:
     print(f"\nsteady ms, median of {args.repeat} interleaved rounds (first call in "
           f"parentheses); scale {args.scale}; {machine}, {queue.sycl_device.name}, "
           f"{time.strftime('%Y-%m-%d')}\n")
-    print(markdown_table(results))
-    triad = results.get("triad", {}).get(USM, {}).get("GB/s")
-    if triad:
-        print(f"\nxpuc USM bandwidth against its triad's ({triad:.1f} GB/s): " + ", ".join(
-            f"{w} {rows[USM]['GB/s'] / triad:.0%}" for w, rows in results.items()
-            if w != "triad" and "GB/s" in rows[USM]))
-    pipeline = [ms for rows in results.values() for ms in rows[USM]["pipeline_ms"]]
-    print(f"MLIR pipeline per kernel: median {statistics.median(pipeline):.1f} ms, max "
-          f"{max(pipeline):.1f} ms ({len(pipeline)} kernels)")
+    if results:  # --only that names no workload: the host overheads alone
+        print_workloads(results)
     print("\n" + "\n".join(overhead_lines(overheads)))
     os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
     with open(args.json, "w") as out:
