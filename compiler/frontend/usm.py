@@ -245,8 +245,8 @@ def as_usm_ndarray(view: np.ndarray, usm_type: str, parent: object) -> dpt.usm_n
                     "host": dpctl.memory.MemoryUSMHost}[usm_type]
     memory = memory_class(_USMBytes(view, start, max(nbytes, itemsize), _call.queue))
     return tensor_library().usm_ndarray(view.shape, dtype=view.dtype,
-                           strides=tuple(s // itemsize for s in view.strides),
-                           buffer=memory, offset=-low // itemsize)
+                                        strides=tuple(s // itemsize for s in view.strides),
+                                        buffer=memory, offset=-low // itemsize)
 
 
 @unbox(USMArray)
