@@ -179,7 +179,8 @@ def as_queue(device: DeviceLike | None) -> dpctl.SyclQueue:
 
 class _ThreadQueues(threading.local):
     """Each thread's stack of device contexts' queues, made empty in each
-    thread on first use (read on every offloaded call: no test for it)."""
+    thread on first use: every offloaded call reads it, with no test of
+    whether the thread has one yet."""
 
     def __init__(self) -> None:
         self.queues: list[dpctl.SyclQueue] = []
