@@ -294,7 +294,7 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
     else:
         queue = get_current_queue() or as_queue(None)
     if is_usm_array(obj):
-        array = obj if is_usm_ndarray(obj) else tensor_library().asarray(obj)
+        array = _as_usm_ndarray(obj)
         if (array.usm_type == usm_type and array.sycl_context == queue.sycl_context
                 and array.sycl_device == queue.sycl_device):
             # a view of the same memory, bound to the requested queue
