@@ -21,8 +21,11 @@ from .usm import DeviceUSMArray
 
 READ, WRITE, USE = "reads", "writes", "uses"  # USE: may read or write (a call)
 
-# Callees that look only at their array arguments' shapes.
-_SHAPE_ONLY_CALLEES = (len, np.empty_like, np.shape, np.ndim, np.size)
+# Callees that look only at their array arguments' shapes, or make views of
+# them (Numba's np.reshape and np.transpose are the array methods, which
+# touch no element).
+_SHAPE_ONLY_CALLEES = (len, np.empty_like, np.shape, np.ndim, np.size, np.reshape,
+                       np.transpose)
 # Array methods that make a view of the same elements, touching none.
 _VIEW_METHODS = ("reshape", "transpose", "view")
 

@@ -19,6 +19,7 @@ from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.consts import ConstantInferenceError
 from numba.core.registry import cpu_target
 from numba.core.typed_passes import (
+    InlineOverloads,
     NativeParforLowering,
     NopythonTypeInference,
     ParforPreLoweringPass,
@@ -33,6 +34,7 @@ from ..errors import UnsupportedError
 from .device_functions import InlineDeviceFunctions
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
+from .inplace_operators import InplaceArrayOperators
 from .numpy_functions import checked_dot_parallel_impl
 
 
@@ -109,6 +111,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             self.state.flags.no_cfunc_wrapper = True
             pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
+            pm.add_pass_after(InplaceArrayOperators, InlineOverloads)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, ParforPreLoweringPass)
             pm.passes = [_REPLACED_PASSES.get(pass_class, (pass_class, description))

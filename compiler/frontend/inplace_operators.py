@@ -1,0 +1,141 @@
+"""In-place operators on whole arrays in host code (``a *= s``,
+``data -= mean``), rewritten as the slice assignment they mean
+(``a[:] = a * s``) so that the parfor pass offloads them.
+
+Numba's parfor pass turns ``a op= b`` into a parfor only when ``b`` is an
+array of ``a``'s shape: a scalar ``b`` stays host code, and a ``b`` that
+broadcasts (a row over a 2-D array) makes a loop that indexes ``b`` with
+``a``'s indices, which fails to type. ``a[:] = a op b`` is an array
+expression and a slice assignment, which broadcast as NumPy does and both
+become parfors. The right-hand side is computed whole before ``a`` is
+written, so an operand that overlaps ``a`` reads its old values, as in NumPy.
+
+In-place operators inside a ``prange`` body are left alone: there
+``acc += row`` on an array made outside the loop is a reduction, which the
+parfor pass recognises by its ``inplace_binop``.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from numba.core import ir, types
+from numba.core.analysis import compute_cfg_from_blocks
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
+from numba.misc.special import pndindex, prange
+
+_PARALLEL_RANGES = (prange, pndindex)
+
+
+def _calls_parallel_range(block: ir.Block, typemap: dict) -> bool:
+    """Whether ``block`` calls ``prange`` or ``pndindex`` (a prange loop's
+    entry block makes its iterator)."""
+    return any(isinstance(stmt.value, ir.Expr) and stmt.value.op == "call"
+               and getattr(typemap.get(stmt.value.func.name), "typing_key", None)
+               in _PARALLEL_RANGES for stmt in block.find_insts(ir.Assign))
+
+
+def _prange_body_labels(func_ir: ir.FunctionIR, typemap: dict) -> set[int]:
+    """The labels of the blocks inside some prange loop."""
+    labels: set[int] = set()
+    for loop in compute_cfg_from_blocks(func_ir.blocks).loops().values():
+        if any(_calls_parallel_range(func_ir.blocks[entry], typemap) for entry in loop.entries):
+            labels |= loop.body
+    return labels
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class InplaceArrayOperators(FunctionPass):
+    """Rewrite each host ``x = inplace_binop(a, b)`` with an array ``a`` as
+    ``$t = a op b; a[:] = $t; x = a``."""
+
+    _name = "xpuc_inplace_array_operators"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        in_prange = _prange_body_labels(state.func_ir, state.typemap)
+        updated_views = {}  # the result of each rewritten operator: its array
+        for label, block in state.func_ir.blocks.items():
+            if label in in_prange:
+                continue
+            new_body = []
+            for stmt in block.body:
+                if _stores_view_into_itself(state.func_ir, stmt, updated_views):
+                    continue
+                rewritten = _as_slice_assignment(state, stmt)
+                if rewritten:
+                    updated_views[stmt.target.name] = stmt.value.lhs
+                new_body.extend(rewritten or [stmt])
+            block.body = new_body
+        if updated_views:
+            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
+        return bool(updated_views)
+
+
+def _stores_view_into_itself(func_ir: ir.FunctionIR, stmt: ir.Stmt,
+                             updated_views: dict[str, ir.Var]) -> bool:
+    """Whether ``stmt`` is the store that ends ``a[i] op= b``: Python's
+    ``a[i] = a[i].__iop__(b)``, which for an array ``a[i]`` (a view, updated
+    in place) writes the view's elements over themselves. Left in, it would be
+    host code copying a row."""
+    if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) or \
+            stmt.value.name not in updated_views:
+        return False
+    view = guard(get_definition, func_ir, updated_views[stmt.value.name])
+    if not (isinstance(view, ir.Expr) and view.op in ("getitem", "static_getitem")
+            and view.value.name == stmt.target.name):
+        return False
+    if view.op == "static_getitem":
+        return isinstance(stmt, ir.StaticSetItem) and view.index == stmt.index
+    return isinstance(stmt, ir.SetItem) and view.index.name == stmt.index.name
+
+
+def _as_slice_assignment(state, stmt: ir.Stmt) -> list[ir.Stmt] | None:
+    """The statements of ``a[:] = a op b; x = a`` for ``stmt``, an in-place
+    operator on an array ``a``; None for any other statement."""
+    if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+            and stmt.value.op == "inplace_binop"):
+        return None
+    expr, typemap, typingctx = stmt.value, state.typemap, state.typingctx
+    array_type = typemap[expr.lhs.name]
+    if (not isinstance(array_type, types.Array) or array_type.ndim == 0
+            or typemap[stmt.target.name] != array_type):
+        return None
+    scope, loc = stmt.target.scope, stmt.loc
+
+    def new_var(prefix: str, var_type: types.Type) -> ir.Var:
+        var = ir.Var(scope, mk_unique_var(prefix), loc)
+        typemap[var.name] = var_type
+        return var
+
+    result_signature = typingctx.resolve_function_type(
+        expr.immutable_fn, (array_type, typemap[expr.rhs.name]), {})
+    result = new_var("$inplace_result", result_signature.return_type)
+    binop = ir.Expr.binop(expr.immutable_fn, expr.lhs, expr.rhs, loc)
+    state.calltypes[binop] = result_signature
+
+    none = new_var("$inplace_none", types.none)
+    slice_type = typingctx.resolve_value_type(slice)
+    slice_fn = new_var("$inplace_slice_fn", slice_type)
+    whole = new_var("$inplace_whole", types.slice2_type)
+    slice_call = ir.Expr.call(slice_fn, (none, none), (), loc)
+    state.calltypes[slice_call] = typingctx.resolve_function_type(
+        slice_type, (types.none, types.none), {})
+
+    # one slice per dimension, as the parfor pass makes a parfor of a slice
+    # assignment only when it sets every dimension
+    index_type = types.UniTuple(types.slice2_type, array_type.ndim)
+    index = new_var("$inplace_index", index_type)
+    store = ir.SetItem(expr.lhs, index, result, loc)
+    state.calltypes[store] = typingctx.resolve_function_type(
+        operator.setitem, (array_type, index_type, result_signature.return_type), {})
+    return [ir.Assign(binop, result, loc),
+            ir.Assign(ir.Const(None, loc), none, loc),
+            ir.Assign(ir.Global("slice", slice, loc), slice_fn, loc),
+            ir.Assign(slice_call, whole, loc),
+            ir.Assign(ir.Expr.build_tuple([whole] * array_type.ndim, loc), index, loc),
+            store,
+            ir.Assign(expr.lhs, stmt.target, loc)]

@@ -1,0 +1,126 @@
+"""What people write in programs for numba-dpex's dpjit (issue 33, item 3),
+offloaded: each construct run on dpnp arrays and on NumPy arrays in a device
+context, checked against the plain Python function on NumPy arrays and
+checked to launch kernels."""
+
+import numpy as np
+import pytest
+
+import xpuc
+
+dpnp = pytest.importorskip("dpnp")
+
+DEVICE = "opencl:cpu"
+
+
+def run_on_device(function, *values, inputs: str):
+    """``function`` jitted and called with the arrays among ``values`` as dpnp
+    arrays (``inputs="dpnp"``) or as NumPy arrays in a device context
+    (``"numpy"``): its result and the arrays it was given, on the host, and
+    how many kernels it launched."""
+    jitted = xpuc.jit(function)
+    xpuc.reset_stats()
+    if inputs == "dpnp":
+        args = [dpnp.asarray(v, device=DEVICE) if isinstance(v, np.ndarray) else v
+                for v in values]
+        result = jitted(*args)
+        as_host = dpnp.asnumpy
+    else:
+        args = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+        with xpuc.device_context(DEVICE):
+            result = jitted(*args)
+        as_host = np.asarray
+    launches = xpuc.stats()["kernel_launches"]
+    arrays = [as_host(a) for a in args if not np.isscalar(a)]
+    return as_host(result), arrays, launches
+
+
+def check_offloaded(function, *values, inputs: str, rtol: float = 1e-12) -> None:
+    """``function`` on the device gives what it gives in Python on NumPy
+    arrays (its result and what it wrote to its arguments), launching kernels."""
+    host_args = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+    expected = function(*host_args)
+    result, arrays, launches = run_on_device(function, *values, inputs=inputs)
+    np.testing.assert_allclose(result, expected, rtol=rtol)
+    for written, host in zip(arrays, [a for a in host_args if isinstance(a, np.ndarray)]):
+        np.testing.assert_allclose(written, host, rtol=rtol)
+    assert launches > 0
+
+
+INPUTS = ["dpnp", "numpy"]
+
+
+# ---- in-place operators on whole arrays ------------------------------------------
+
+
+def scale_in_place(a, s):
+    a *= s
+    return a
+
+
+def center_rows(data):
+    mean = np.sum(data, axis=0) / data.shape[0]
+    data -= mean
+    return data
+
+
+def subtract_row(data, row):
+    data -= row
+    return data
+
+
+def add_arrays_in_place(a, b):
+    a += b
+    a /= 2.0
+    return a
+
+
+def scale_in_a_loop(a, steps):
+    for _ in range(steps):
+        a *= 0.5
+    return a
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_in_place_operator_with_a_scalar(inputs):
+    check_offloaded(scale_in_place, np.arange(10.0), 3.0, inputs=inputs)
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_in_place_operator_broadcasting_a_row(inputs):
+    data = np.arange(12.0).reshape(4, 3) ** 2
+    check_offloaded(center_rows, data, inputs=inputs)
+    check_offloaded(subtract_row, data, np.array([1.0, 2.0, 3.0]), inputs=inputs)
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_in_place_operators_with_arrays_and_in_host_loops(inputs):
+    check_offloaded(add_arrays_in_place, np.arange(6.0), np.ones(6), inputs=inputs)
+    check_offloaded(scale_in_a_loop, np.arange(6.0), 3, inputs=inputs)
+
+
+def in_place_on_a_row(a):
+    a[1] += 10.0
+    return a
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_in_place_operator_on_a_view(inputs):
+    check_offloaded(in_place_on_a_row, np.arange(6.0).reshape(2, 3), inputs=inputs)
+
+
+# ---- np.reshape and np.transpose of device arrays --------------------------------
+
+
+def reshape_then_scale(y, rows):
+    return np.reshape(y, (rows, y.size // rows)) * 2.0
+
+
+def transpose_then_add(y):
+    return np.transpose(y) + 1.0
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_reshape_and_transpose_functions(inputs):
+    check_offloaded(reshape_then_scale, np.arange(12.0), 3, inputs=inputs)
+    check_offloaded(transpose_then_add, np.arange(12.0).reshape(3, 4), inputs=inputs)
