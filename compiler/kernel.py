@@ -140,7 +140,8 @@ class KernelFunction:
         if 0 in global_size:  # no work-items: nothing to compile, copy or launch
             return
         compiled = self.compile(argument_types, len(global_size), device)
-        self._run(compiled, placement, global_size, local_size)
+        if not compiled.lowered.empty:  # a kernel with no effect: nothing to copy or launch
+            self._run(compiled, placement, global_size, local_size)
 
     def _argument_types(self, placement: Placement) -> tuple[types.Type, ...]:
         found = []

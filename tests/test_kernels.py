@@ -417,6 +417,26 @@ def test_a_launch_over_an_empty_range_does_nothing():
 
 
 @xpuc.kernel
+def does_nothing(a):
+    pass
+
+
+@xpuc.kernel
+def reads_only(a):
+    unused = a[xpuc.get_global_id(0)] + 1  # noqa: F841
+
+
+@pytest.mark.parametrize("kernel", [does_nothing, reads_only])
+def test_a_kernel_with_no_effect_is_not_launched(kernel):
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        kernel[4](np.ones(4))
+    stats = xpuc.stats()
+    assert stats["kernels_compiled"] == 1  # compiled (its errors still show), not launched
+    assert stats["kernel_launches"] == stats["h2d_bytes"] == stats["d2h_bytes"] == 0
+
+
+@xpuc.kernel
 def add_value(a, value):
     xpuc.atomic.add(a, 0, value)
 

@@ -53,6 +53,31 @@ def test_reductions_along_an_axis(queue, name, dtype, axis):
     assert launches == 1
 
 
+# the method forms as users write them, each its own function (a lambda's
+# text is what Numba compiles)
+METHODS = {
+    ("sum", "axis=0"): lambda a: a.sum(axis=0), ("sum", "1"): lambda a: a.sum(1),
+    ("sum", ""): lambda a: a.sum(), ("prod", "axis=-1"): lambda a: a.prod(axis=-1),
+    ("prod", ""): lambda a: a.prod(), ("min", "axis=0"): lambda a: a.min(axis=0),
+    ("min", ""): lambda a: a.min(), ("max", "axis=1"): lambda a: a.max(axis=1),
+    ("max", ""): lambda a: a.max(), ("mean", "axis=0"): lambda a: a.mean(axis=0),
+    ("mean", ""): lambda a: a.mean(),
+}
+
+
+@pytest.mark.parametrize(("name", "arguments"), METHODS)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
+@pytest.mark.parametrize("usm_type", ["shared", "device"])
+def test_reduction_methods_with_and_without_axis(queue, name, arguments, dtype, usm_type):
+    a = (np.arange(8 * 3) % 5 - 2).reshape(8, 3).astype(dtype)
+    result, launches = offloaded(METHODS[name, arguments], a, queue=queue, usm_type=usm_type)
+    expected = eval(f"a.{name}({arguments})")
+    if arguments:  # an array (a scalar comes back as a Python number, as from Numba)
+        assert result.dtype == expected.dtype and result.shape == expected.shape
+    np.testing.assert_allclose(result, expected, rtol=1e-6)
+    assert launches >= 1
+
+
 @pytest.mark.parametrize("name", ["min", "max"])
 def test_nan_propagates_through_min_and_max(queue, name):
     a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -1.0]])

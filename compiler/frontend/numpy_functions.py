@@ -4,7 +4,8 @@ offloaded function they become ``prange`` loops, which Numba's parfor pass
 makes parfors, as Numba's own parallel ``np.sum(a)`` and ``np.dot`` are.
 
 - ``np.sum``, ``np.prod``, ``np.min``, ``np.max``, ``np.mean`` with a constant
-  ``axis``, of a C-contiguous array: one work-item per element of the result;
+  ``axis``, of a C-contiguous array, and the methods of those names: one
+  work-item per element of the result;
 - ``np.where(condition, x, y)`` and ``np.clip(a, a_min, a_max)`` of C-contiguous
   arrays of one shape and scalars;
 - ``np.dot`` of two vectors, a reduction (Numba's own types it only with SciPy,
@@ -25,7 +26,8 @@ import functools
 import numba
 import numpy as np
 from numba.core import types
-from numba.core.extending import overload, register_jitable
+from numba.core.cgutils import is_nonelike
+from numba.core.extending import overload, overload_method, register_jitable
 from numba.np import numpy_support
 
 from .usm import USMArray
@@ -50,7 +52,7 @@ _REDUCTIONS = {
 # (before the axis, along it, after it).
 _AXIS_REDUCTION = '''
 def along_axis(result_dtype, zero, one, empty_raises):
-    def reduce_{name}(a, axis=None):
+    def reduce_{name}(a, axis=None, dtype=None):
         numba.parfors.parfor.init_prange()
         shape = a.shape
         before = 1
@@ -120,9 +122,29 @@ def _axis_reduction(name: str, array: types.Type, axis: types.Type | None):
 
 
 def _register_axis_reduction(name: str) -> None:
-    @overload(getattr(np, name), target="cpu", inline="always", prefer_literal=True)
-    def reduce_along_axis(a, axis=None):
-        return _axis_reduction(name, a, axis)
+    function = getattr(np, name)
+
+    @overload(function, target="cpu", inline="always", prefer_literal=True)
+    def reduce_along_axis(a, axis=None, dtype=None):
+        return _axis_reduction(name, a, axis) if is_nonelike(dtype) else None
+
+    # The method on USM arrays, inlined when typed. Left to Numba's method,
+    # ``a.sum(axis=0)`` would become ``np.sum(a, axis=0)`` after the inlining
+    # pass (canonicalize_array_math), a call that lowering cannot make of an
+    # overload that only inlines. A method is resolved by its first template,
+    # with no second choice: where no axis is reduced here, it calls the
+    # NumPy function, as Numba's method would.
+    @overload_method(USMArray, name, target="cpu", inline="always", prefer_literal=True)
+    def reduce_method(a, axis=None, dtype=None):
+        if is_nonelike(dtype):
+            reduction = _axis_reduction(name, a, axis)
+            if reduction is not None:
+                return reduction
+        if is_nonelike(axis) and is_nonelike(dtype):
+            return lambda a, axis=None, dtype=None: function(a)
+        if is_nonelike(dtype):
+            return lambda a, axis=None, dtype=None: function(a, axis)
+        return lambda a, axis=None, dtype=None: function(a, axis=axis, dtype=dtype)
 
 
 for _name in _REDUCTIONS:

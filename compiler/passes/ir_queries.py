@@ -66,6 +66,12 @@ def parallel_loop_dims(module: ir.Module) -> int:
     return max((len(loop.regions[0].blocks[0].arguments) for loop in loops), default=0)
 
 
+def is_empty_function(function: ir.Operation) -> bool:
+    """Whether ``function``'s body is a single block holding only its terminator."""
+    blocks = function.regions[0].blocks
+    return len(blocks) == 1 and len(blocks[0].operations) == 1
+
+
 def copy_kernel(kernel: ir.Operation, name: str) -> ir.Operation:
     """A copy of the gpu.func ``kernel`` called ``name``, placed after it."""
     copy = kernel.clone(ir.InsertionPoint.after(kernel))

@@ -66,6 +66,9 @@ class Lowered:
     texts: dict[str, str] | None = None  # None: not kept
     plan: LaunchPlan | None = None
     spirv: bytes | None = None
+    # an explicit kernel whose body, once structured, is only its return: it
+    # has no effect, so launching it would only cost time
+    empty: bool = False
 
     def _texts(self) -> dict[str, str]:
         if self.texts is None:
@@ -198,6 +201,8 @@ def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir
     compiler.run(module, pipelines.RANGES)
     compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
                  caps=",".join(target.spirv_caps))
+    lowered.empty = all(ir_queries.is_empty_function(kernel)
+                        for kernel in ir_queries.ops_named(module.operation, "gpu.func"))
     return module
 
 
