@@ -1,8 +1,11 @@
 """Shared test setup: every SPIR-V module the tests compile is validated with
 ``spirv-val --target-env opencl2.1`` after the test that produced it (modules
-with 64-bit atomics against spv1.2, see below)."""
+with 64-bit atomics against spv1.2, see below), and every PTX module with
+``ptxas`` for the architecture it names."""
 
+import glob
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -17,10 +20,44 @@ os.environ["XPUC_DUMP_DIR"] = _dump_dir  # read by xpuc at each kernel compile
 _validated: set[str] = set()
 
 
+def _ptxas() -> str | None:
+    """ptxas on PATH, else the one of the test extra's nvidia-cuda-nvcc wheel."""
+    found = shutil.which("ptxas")
+    if found:
+        return found
+    try:
+        import nvidia  # the wheels' namespace package
+    except ImportError:
+        return None
+    wheels = [path for location in nvidia.__path__
+              for path in sorted(glob.glob(os.path.join(location, "cu*", "bin", "ptxas")))]
+    return wheels[-1] if wheels else None
+
+
+def _check_ptx(path: str, name: str) -> None:
+    ptxas = _ptxas()
+    if ptxas is None:
+        if os.environ.get("XPUC_REQUIRE_PTXAS"):
+            pytest.fail("ptxas is required (the test extra's nvidia-cuda-nvcc) but not found")
+        return
+    with open(path) as file:
+        arch = re.search(r"^\.target\s+(sm_\w+)", file.read(), re.MULTILINE)
+    if arch is None:
+        pytest.fail(f"PTX {name} names no .target architecture")
+    check = subprocess.run([ptxas, f"-arch={arch.group(1)}", path, "-o", os.devnull],
+                           capture_output=True, text=True)
+    if check.returncode != 0:
+        pytest.fail(f"invalid PTX {name}: {check.stdout}{check.stderr}")
+
+
 @pytest.fixture(autouse=True)
 def spirv_is_valid():
-    """Fail a test whose kernels are not valid OpenCL SPIR-V."""
+    """Fail a test whose kernels are not valid OpenCL SPIR-V or PTX."""
     yield
+    for name in sorted(name for name in set(os.listdir(_dump_dir)) - _validated
+                       if name.endswith(".ptx")):
+        _validated.add(name)
+        _check_ptx(os.path.join(_dump_dir, name), name)
     spirv_val = shutil.which("spirv-val")
     if spirv_val is None:
         if os.environ.get("XPUC_REQUIRE_SPIRV_VAL"):

@@ -18,7 +18,7 @@ from numba.parfors.parfor import Parfor
 
 from .. import runtime
 from ..errors import UnsupportedError, XpucError
-from ..passes import STAGES, Lowered, Stage, Target, lower
+from ..passes import Lowered, Stage, Target, lower
 from ..passes.launch_plan import KernelLaunch, LaunchPlan
 from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
@@ -55,8 +55,9 @@ DUMP_DIR_VARIABLE = "XPUC_DUMP_DIR"
 
 
 def compile_to_spirv(name: str, mlir: str, target: Target,
-                     stages: tuple[Stage, ...] = STAGES) -> Lowered:
-    """Lower a kernel module through ``stages``, counted in ``kernels_compiled``
+                     stages: tuple[Stage, ...] | None = None) -> Lowered:
+    """Lower a kernel module through ``stages`` (the parfor stages of
+    ``target``'s device family unless told), counted in ``kernels_compiled``
     and kept in ``XPUC_DUMP_DIR`` if that is set."""
     global _kernels_compiled
     dump_dir = os.environ.get(DUMP_DIR_VARIABLE)
@@ -72,13 +73,15 @@ def _dump(name: str, lowered: Lowered, directory: str) -> None:
     """Keep every stage of a kernel on disk, to read or to reproduce a failure
     outside xpuc (``spirv-val``, ``spirv-dis``, ``mlir-opt``)."""
     os.makedirs(directory, exist_ok=True)
-    digest = hashlib.blake2b(lowered.spirv, digest_size=4).hexdigest()
+    digest = hashlib.blake2b(lowered.spirv or lowered.ptx or b"", digest_size=4).hexdigest()
     for stage, text in lowered.all_texts().items():
         with open(os.path.join(directory, f"{name}.{digest}.{stage}.mlir"), "w") as out:
             out.write(text)
-    if lowered.spirv:  # none for a parfor with nothing to launch
-        with open(os.path.join(directory, f"{name}.{digest}.spv"), "wb") as out:
-            out.write(lowered.spirv)
+    # none for a parfor with nothing to launch
+    for binary, suffix in ((lowered.spirv, "spv"), (lowered.ptx, "ptx")):
+        if binary:
+            with open(os.path.join(directory, f"{name}.{digest}.{suffix}"), "wb") as out:
+                out.write(binary)
 
 
 class _HostEmitter:

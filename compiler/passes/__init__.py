@@ -3,6 +3,8 @@ to a SPIR-V binary and the launch plan the host runs it with."""
 
 from .launch_plan import HostOp, KernelLaunch, LaunchPlan
 from .stages import (
+    CUDA_KERNEL_STAGES,
+    CUDA_STAGES,
     KERNEL_STAGES,
     STAGE_TABLES,
     STAGES,
@@ -11,8 +13,10 @@ from .stages import (
     StageInput,
     lower,
     read_stage_input,
+    stages_for,
 )
 from .target import Target
 
-__all__ = ["KERNEL_STAGES", "STAGES", "STAGE_TABLES", "HostOp", "KernelLaunch", "LaunchPlan",
-           "Lowered", "Stage", "StageInput", "Target", "lower", "read_stage_input"]
+__all__ = ["CUDA_KERNEL_STAGES", "CUDA_STAGES", "KERNEL_STAGES", "STAGES", "STAGE_TABLES",
+           "HostOp", "KernelLaunch", "LaunchPlan", "Lowered", "Stage", "StageInput", "Target",
+           "lower", "read_stage_input", "stages_for"]

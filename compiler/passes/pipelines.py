@@ -79,6 +79,31 @@ ATTACH_TARGET = (
     "spirv-attach-target{{ver={version} caps={caps} client_api=OpenCL}}",
 )
 
+# gpu stage for a CUDA device, once the kernels are merged: the NVPTX target
+# (chip sm_90..., features the PTX ISA version) and libdevice, linked into the
+# module by gpu-module-to-binary for the math functions convert-gpu-to-nvvm
+# calls (__nv_exp...).
+ATTACH_NVVM_TARGET = (
+    "nvvm-attach-target{{chip={chip} features=+{ptx_version} l={libdevice}}}",
+)
+
+# nvvm stage. convert-gpu-to-nvvm lowers math ops to libdevice calls first;
+# convert-math-to-llvm then takes the few left, which LLVM lowers exactly
+# (fabs, fma, copysign...), never an approximation; with bare pointers each
+# memref argument is one pointer, the kernel ABI of the SPIR-V kernels (sizes
+# and strides arrive as separate arguments), so one launch plan serves both.
+TO_NVVM = (
+    "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=1}})",
+)
+# nvvm stage, after nvvm_rewrites.exact_square_roots: the rest in the llvm dialect.
+NVVM_TO_LLVM = (
+    "gpu.module(convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "reconcile-unrealized-casts)",
+)
+
+# ptx stage: each gpu.module compiled to PTX, the gpu.binary's assembly.
+TO_PTX = ("gpu-module-to-binary{{format=isa}}",)
+
 # spirv stage. arith-expand rewrites the arith ops with no SPIR-V lowering
 # (floordivsi, ceildivsi) into ones with; convert-math-to-spirv reads the
 # gpu.module's spirv.target_env to pick OpenCL (not GLSL) extended

@@ -13,6 +13,14 @@ run in ``STAGES`` order by ``lower``, which can keep the MLIR text after each on
 - ``spirv``: the kernels in the spirv dialect;
 - ``spv``: the gpu.module serialized to a SPIR-V binary.
 
+That tail is a SYCL device's. A CUDA device's (``Target.family``, see
+``stages_for``) branches after ``gpu``:
+
+- ``nvvm``: the kernels in the llvm and nvvm dialects, parfor kernels guarded
+  against the tail of their last block (nvvm_rewrites.guard_range_tails);
+- ``ptx``: the gpu.module compiled to PTX, libdevice linked in; ``--emit ptx``
+  shows the PTX itself.
+
 An explicit kernel (``KERNEL_STAGES``) starts at ``gpu``: the frontend writes
 its gpu.func, which that stage only structures.
 """
@@ -38,7 +46,9 @@ from . import (
     gpu_rewrites,
     ir_queries,
     lane_strides,
+    libdevice,
     math_expansions,
+    nvvm_rewrites,
     ordered_reductions,
     pipelines,
     spirv_rewrites,
@@ -66,6 +76,7 @@ class Lowered:
     texts: dict[str, str] | None = None  # None: not kept
     plan: LaunchPlan | None = None
     spirv: bytes | None = None
+    ptx: bytes | None = None  # a CUDA device's kernels, once ``ptx`` ran
     # an explicit kernel whose body, once structured, is only its return: it
     # has no effect, so launching it would only cost time
     empty: bool = False
@@ -98,6 +109,8 @@ class Stage:
     name: str
     # (module, target, lowered) -> module; may record products on ``lowered``
     run: Callable[[ir.Module, Target, Lowered], ir.Module]
+    # what the stage's text is, once it ran: the module's MLIR unless told
+    shown: Callable[[ir.Module, Lowered], str] | None = None
 
 
 # The dialects the Python rewrites create ops of. A context loads the others
@@ -184,8 +197,7 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     lane_strides.mark_row_walks(module)
     if target.vectorizes_work_items:
         disjoint.add_disjoint_variants(module)
-    compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
-                 caps=",".join(target.spirv_caps))
+    _attach_target(module, target)
     lowered.plan = read_launch_plan(module)
     return module
 
@@ -199,11 +211,31 @@ def _structure_kernel(module: ir.Module, target: Target, lowered: Lowered) -> ir
     compiler.run(module, pipelines.KERNEL_CLEANUP)
     counted_loops.to_for_loops(module)
     compiler.run(module, pipelines.RANGES)
-    compiler.run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
-                 caps=",".join(target.spirv_caps))
+    _attach_target(module, target)
     lowered.empty = all(ir_queries.is_empty_function(kernel)
                         for kernel in ir_queries.ops_named(module.operation, "gpu.func"))
     return module
+
+
+def _attach_spirv_target(module: ir.Module, target: Target) -> None:
+    _compiler().run(module, pipelines.ATTACH_TARGET, version=target.spirv_version,
+                    caps=",".join(target.spirv_caps))
+
+
+def _attach_nvvm_target(module: ir.Module, target: Target) -> None:
+    _compiler().run(module, pipelines.ATTACH_NVVM_TARGET, chip=target.sm_arch,
+                    ptx_version=target.ptx_version, libdevice=libdevice.libdevice_path())
+
+
+# how the gpu stage ends, by device family: the target attached to the gpu.module
+_TARGET_ATTACHERS: dict[str, Callable[[ir.Module, Target], None]] = {
+    "sycl": _attach_spirv_target,
+    "cuda": _attach_nvvm_target,
+}
+
+
+def _attach_target(module: ir.Module, target: Target) -> None:
+    _TARGET_ATTACHERS[target.family](module, target)
 
 
 def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
@@ -235,6 +267,32 @@ def _serialize(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module
     return module
 
 
+def _to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    nvvm_rewrites.refuse_spirv_ops(module)
+    nvvm_rewrites.guard_range_tails(module)
+    if lowered.plan is not None:  # a parfor's: its launches now pass their extents
+        lowered.plan = read_launch_plan(module)
+    nvvm_rewrites.static_array_arguments(module)  # after the plan: it adds casts
+    _compiler().run(module, pipelines.TO_NVVM)
+    nvvm_rewrites.exact_square_roots(module)
+    _compiler().run(module, pipelines.NVVM_TO_LLVM)
+    return module
+
+
+def _to_ptx(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    _compiler().run(module, pipelines.TO_PTX)
+    binaries = ir_queries.ops_named(module.operation, "gpu.binary")
+    if len(binaries) > 1:
+        raise XpucError(f"expected one gpu.binary, found {len(binaries)}")
+    # no binary: a parfor with nothing to launch
+    lowered.ptx = gpu.ObjectAttr(binaries[0].attributes["objects"][0]).object if binaries else b""
+    return module
+
+
+def _ptx_text(module: ir.Module, lowered: Lowered) -> str:
+    return lowered.ptx.decode()
+
+
 STAGES: tuple[Stage, ...] = (
     Stage("linalg", _structure),
     Stage("gpu", _map_to_gpu),
@@ -250,25 +308,49 @@ KERNEL_STAGES: tuple[Stage, ...] = (
 )
 
 
+# A CUDA device's tail, after the same gpu stage.
+_CUDA_TAIL: tuple[Stage, ...] = (
+    Stage("nvvm", _to_nvvm),
+    Stage("ptx", _to_ptx, shown=_ptx_text),
+)
+CUDA_STAGES: tuple[Stage, ...] = (*STAGES[:2], *_CUDA_TAIL)
+CUDA_KERNEL_STAGES: tuple[Stage, ...] = (KERNEL_STAGES[0], *_CUDA_TAIL)
+
 # The stage tables by the name a reproducer file records (``xpuc opt --stages``).
-STAGE_TABLES: dict[str, tuple[Stage, ...]] = {"parfor": STAGES, "kernel": KERNEL_STAGES}
+STAGE_TABLES: dict[str, tuple[Stage, ...]] = {
+    "parfor": STAGES, "kernel": KERNEL_STAGES,
+    "cuda-parfor": CUDA_STAGES, "cuda-kernel": CUDA_KERNEL_STAGES,
+}
+# (parfor table, kernel table) by Target.family
+_FAMILY_TABLES: dict[str, tuple[tuple[Stage, ...], tuple[Stage, ...]]] = {
+    "sycl": (STAGES, KERNEL_STAGES),
+    "cuda": (CUDA_STAGES, CUDA_KERNEL_STAGES),
+}
+
+
+def stages_for(target: Target, kernel: bool = False) -> tuple[Stage, ...]:
+    """The stage table that lowers a parfor (or an explicit ``kernel``) for ``target``."""
+    return _FAMILY_TABLES[target.family][kernel]
 
 REPRODUCER_DIR_VARIABLE = "XPUC_REPRODUCER_DIR"
 _REPRODUCER_HEADER = "// xpuc reproducer: "
 
 
-def lower(module_text: str, target: Target, until: str = "spv",
-          stages: tuple[Stage, ...] = STAGES, keep_texts: bool = True,
+def lower(module_text: str, target: Target, until: str | None = None,
+          stages: tuple[Stage, ...] | None = None, keep_texts: bool = True,
           start: str | None = None) -> Lowered:
-    """Run ``module_text`` through ``stages`` from ``start`` (the first stage,
-    whose input it is, unless told) up to ``until``, keeping the text after
-    each stage unless told not to.
+    """Run ``module_text`` through ``stages`` (the parfor table of ``target``'s
+    family unless told) from ``start`` (the first stage, whose input it is,
+    unless told) up to ``until`` (the last, unless told), keeping the text
+    after each stage unless told not to.
 
     A stage that fails raises an XpucError naming it; unless the failure is a
     construct the device cannot run (UnsupportedError, the user's to change),
     its input is written to a file and the error ends with the command that
     reproduces the failure from it (``xpuc opt``)."""
+    stages = stages or stages_for(target)
     names = [stage.name for stage in stages]
+    until = until or names[-1]
     for name in (until, start or names[0]):
         if name not in names:
             raise XpucError(f"unknown stage '{name}' (stages: {', '.join(names)})")
@@ -289,7 +371,8 @@ def lower(module_text: str, target: Target, until: str = "spv",
                     message += _reproducer(module_text, target, stages, names[first], stage.name)
                 raise type(failure)(message) from error
             if keep_texts:
-                lowered.texts[stage.name] = str(module)
+                lowered.texts[stage.name] = (stage.shown(module, lowered) if stage.shown
+                                             else str(module))
     return lowered
 
 

@@ -34,6 +34,14 @@ class Target:
     # whether the device's compiler reorders a float sum or product carried by
     # a kernel's loop when it vectorizes the loop (see ordered_reductions.py)
     reorders_loop_reductions: bool = False
+    # the device family, which picks the stage table's tail (stages_for):
+    # "sycl" (SPIR-V for a SYCL runtime) or "cuda" (PTX for the CUDA driver)
+    family: str = "sycl"
+    # a CUDA device's architecture as ptxas names it ("sm_90"); "" on SYCL
+    sm_arch: str = ""
+    # the PTX ISA version the PTX declares ("ptx80"), which the CUDA driver
+    # that loads it must know; "" on SYCL
+    ptx_version: str = ""
 
     @property
     def spirv_caps(self) -> tuple[str, ...]:

@@ -1,0 +1,186 @@
+"""Python rewrites and checks of the nvvm stage, before convert-gpu-to-nvvm:
+what a CUDA launch needs that a SYCL range launch does not, and the
+constructs with no NVVM lowering yet, refused by name."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, gpu, memref, scf
+
+from ..abi import MAX_WORK_ITEMS
+from ..errors import UnsupportedError
+from .disjoint import disjoint_variant
+from .ir_queries import integer_constant, nested_ops, ops_named, symbol_name
+from .unswitch import unit_variant
+
+_DIMENSIONS = ("x", "y", "z")
+
+# attributes outlining sets from the launch's constant sizes: a CUDA launch
+# of the same range has other block counts and sizes (the runtime picks the
+# block), and convert-gpu-to-nvvm would turn them into wrong range facts
+_LAUNCH_SHAPE_ATTRIBUTES = ("known_grid_size", "known_block_size")
+
+
+def guard_range_tails(module: ir.Module) -> None:
+    """Give each parfor kernel the extent of its range and make the work-items
+    past it return at once.
+
+    A parfor launch is a range of work-items (``blocks in (n, ...) threads in
+    (1, 1, 1)``, see gpu_rewrites.index_by_global_ids): a SYCL runtime runs
+    exactly that range, with work-groups of its choosing. CUDA has no such
+    launch: the runtime picks a block size and launches whole blocks, so the
+    last block may run past the range. Each extent that is not a constant
+    becomes a new last argument of the kernel (and of the copies the host may
+    launch instead of it), passed by the launch."""
+    kernels = {symbol_name(kernel): kernel for kernel in ops_named(module.operation, "gpu.func")}
+    for launch in ops_named(module.operation, "gpu.launch_func"):
+        view = launch.opview
+        if any(integer_constant(size) != 1 for size in (view.blockSizeX, view.blockSizeY,
+                                                          view.blockSizeZ)):
+            continue  # not a range launch: its blocks are the kernel's own
+        extents = [view.gridSizeX, view.gridSizeY, view.gridSizeZ]
+        passed = [extent for extent in extents if integer_constant(extent) is None]
+        _, name = ir.SymbolRefAttr(launch.attributes["kernel"]).value
+        for kernel in _launched_copies(kernels[name], kernels):
+            _guard_kernel(kernel, extents, passed)
+        if passed:
+            _add_launch_operands(launch, passed)
+
+
+def _launched_copies(kernel: ir.Operation, kernels: dict[str, ir.Operation]
+                     ) -> list[ir.Operation]:
+    """``kernel`` and the copies of it that the launch plan may launch instead
+    (launch_plan.KernelChoice), which take the same arguments."""
+    found = [kernel]
+    if (unit := unit_variant(kernel)) is not None:
+        found.append(kernels[unit[0]])
+    found += [kernels[name] for name in map(disjoint_variant, list(found)) if name is not None]
+    return found
+
+
+def _guard_kernel(kernel: ir.Operation, extents: list[ir.Value], passed: list[ir.Value]) -> None:
+    """Wrap ``kernel``'s body in ``if id < extent`` for each dimension whose
+    extent is not 1, the extents in ``passed`` read from new arguments."""
+    for attribute in _LAUNCH_SHAPE_ATTRIBUTES:
+        if attribute in kernel.attributes:
+            del kernel.attributes[attribute]
+    entry = kernel.regions[0].blocks[0]
+    index = ir.IndexType.get()
+    with kernel.location:
+        arguments = {extent: entry.add_argument(index, kernel.location) for extent in passed}
+        function_type = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+        kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [*function_type.inputs, *(index for _ in passed)], function_type.results))
+        body = list(entry.operations)
+        with ir.InsertionPoint.at_block_begin(entry):
+            inside = None
+            bound = ir.IntegerAttr.get(index, MAX_WORK_ITEMS)
+            for dimension, extent in zip(_DIMENSIONS, extents):
+                if integer_constant(extent) == 1:
+                    continue
+                limit = arguments.get(extent)
+                if limit is None:
+                    limit = arith.constant(index, integer_constant(extent))
+                work_item = gpu.global_id(gpu.Dimension[dimension], upper_bound=bound)
+                within = arith.cmpi(arith.CmpIPredicate.ult, work_item, limit)
+                inside = within if inside is None else arith.andi(inside, within)
+            if inside is None:
+                return
+            guard = scf.IfOp(inside)
+        with ir.InsertionPoint(guard.then_block):
+            yielded = scf.YieldOp([])
+        for op in body[:-1]:  # all but gpu.return
+            op.operation.move_before(yielded)
+
+
+def _add_launch_operands(launch: ir.Operation, operands: list[ir.Value]) -> None:
+    """Replace ``launch`` with the same launch passing ``operands`` after its
+    kernel operands."""
+    view = launch.opview
+    with launch.location, ir.InsertionPoint(launch):
+        gpu.LaunchFuncOp(
+            ir.SymbolRefAttr(launch.attributes["kernel"]).value,
+            (view.gridSizeX, view.gridSizeY, view.gridSizeZ),
+            (view.blockSizeX, view.blockSizeY, view.blockSizeZ),
+            kernel_operands=[*view.kernelOperands, *operands])
+    launch.erase()
+
+
+def refuse_spirv_ops(module: ir.Module) -> None:
+    """Raise an UnsupportedError naming the first op of the spirv dialect in
+    a kernel: the explicit kernels' atomics, local arrays, barriers and group
+    operations are written in that dialect by the frontend, and have no NVVM
+    lowering yet."""
+    for kernel in ops_named(module.operation, "gpu.func"):
+        for op in nested_ops(kernel):
+            if op.name.startswith("spirv."):
+                raise UnsupportedError(
+                    f"{_where(op.location)}kernel '{symbol_name(kernel)}' uses {op.name}, "
+                    "which has no CUDA lowering yet (atomics, local arrays, barriers and "
+                    "group operations run on SYCL devices only)")
+
+
+def _where(location: ir.Location) -> str:
+    """``file:line: `` of the user's source ``location``, or nothing."""
+    while location.is_a_name():
+        location = location.child_loc
+    # "-": the MLIR text's own lines, not the user's
+    if not location.is_a_file() or location.filename == "-":
+        return ""
+    return f"{location.filename}:{location.start_line}: "
+
+
+# The static extent a kernel's array arguments get: larger than any array.
+# convert-gpu-to-nvvm passes a memref as one bare pointer (the SPIR-V kernels'
+# ABI) only if its shape is static, and a bare pointer carries no extent: the
+# kernels read their arrays' sizes from separate arguments, never from the
+# memref (it is never checked against an index).
+_UNBOUNDED_EXTENT = 1 << 62
+
+
+def static_array_arguments(module: ir.Module) -> None:
+    """Give every kernel's ``memref<?xT>`` arguments a static extent, and
+    have the launches pass their arrays cast to it (``memref.cast``)."""
+    for kernel in ops_named(module.operation, "gpu.func"):
+        with kernel.location:
+            for argument in kernel.regions[0].blocks[0].arguments:
+                argument.set_type(_static(argument.type))
+            function_type = ir.FunctionType(
+                ir.TypeAttr(kernel.attributes["function_type"]).value)
+            kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+                [_static(argument) for argument in function_type.inputs],
+                function_type.results))
+    for launch in ops_named(module.operation, "gpu.launch_func"):
+        view = launch.opview
+        first = len(launch.operands) - len(view.kernelOperands)
+        with launch.location, ir.InsertionPoint(launch):
+            for position, operand in enumerate(list(view.kernelOperands)):
+                static = _static(operand.type)
+                if static != operand.type:
+                    launch.operands[first + position] = memref.cast(static, operand)
+
+
+def _static(value_type: ir.Type) -> ir.Type:
+    """``memref<?xT>`` as ``memref<_UNBOUNDED_EXTENTxT>``; other types as they are."""
+    if not isinstance(value_type, ir.MemRefType) or value_type.has_static_shape:
+        return value_type
+    return ir.MemRefType.get([_UNBOUNDED_EXTENT], value_type.element_type,
+                             memory_space=value_type.memory_space)
+
+
+def exact_square_roots(module: ir.Module) -> None:
+    """Make each call of libdevice's float32 square root LLVM's sqrt
+    intrinsic (``sqrt.rn.f32``, correctly rounded, as NumPy's).
+
+    libdevice's ``__nv_sqrtf`` is ``sqrt.approx.f32`` unless NVVMReflect is
+    told ``__CUDA_PREC_SQRT=1``, and nothing in the MLIR pipeline tells it
+    (nvcc does, by default). convert-gpu-to-nvvm makes every square root that
+    call, so this runs after it."""
+    for call in ops_named(module.operation, "llvm.call"):
+        if ir.FlatSymbolRefAttr(call.attributes["callee"]).value != "__nv_sqrtf":
+            continue
+        with call.location, ir.InsertionPoint(call):
+            exact = ir.Operation.create("llvm.intr.sqrt", results=[call.results[0].type],
+                                        operands=[call.operands[0]])
+        call.results[0].replace_all_uses_with(exact.results[0])
+        call.erase()

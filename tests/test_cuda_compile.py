@@ -1,0 +1,175 @@
+"""The CUDA tail of the stage table (gpu -> nvvm -> ptx), without a GPU: the
+PTX of the hand-written modules of tests/data/passes for NVIDIA architectures
+(tests/conftest.py validates each with ptxas), its kernel ABI and launch
+plan, its math (libdevice, never the hardware's approximations) and the
+tails of CUDA blocks."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from xpuc.abi import ArgKind
+from xpuc.errors import UnsupportedError, XpucError
+from xpuc.frontend.host_lowering import compile_to_spirv
+from xpuc.nvidia_gpus import ARCHITECTURES, arch_target
+from xpuc.passes import CUDA_KERNEL_STAGES, CUDA_STAGES, Target, lower, stages_for
+from xpuc.passes.libdevice import libdevice_path
+
+DATA = Path(__file__).parent / "data" / "passes"
+KERNELS = ["math_f32", "math_f64", "int64", "grid2d", "grid3d", "two_loops", "expanded_ops",
+           "offsets", "row_sums", "row_doubles"]
+SM90 = arch_target("sm_90")
+
+try:
+    libdevice_path()
+except XpucError as error:
+    pytest.skip(f"no libdevice: {error}", allow_module_level=True)
+
+
+def source(name: str) -> str:
+    return (DATA / f"{name}.mlir").read_text()
+
+
+def ptx_of(name: str, target: Target = SM90) -> str:
+    """``name`` lowered to PTX, kept in the dump directory for ptxas."""
+    return compile_to_spirv(name, source(name), target).ptx.decode()
+
+
+def kernel_parameters(ptx: str, kernel: str) -> list[str]:
+    """The PTX types of ``kernel``'s parameters, in order."""
+    entry = re.search(rf"\.entry {kernel}\((.*?)\)", ptx, re.DOTALL)
+    return re.findall(r"\.param \.(\w+) ", entry.group(1))
+
+
+def test_stage_tables_branch_after_gpu():
+    assert [stage.name for stage in stages_for(SM90)] == ["linalg", "gpu", "nvvm", "ptx"]
+    assert [stage.name for stage in stages_for(SM90, kernel=True)] == ["gpu", "nvvm", "ptx"]
+    assert stages_for(SM90) is CUDA_STAGES and stages_for(SM90, kernel=True) is CUDA_KERNEL_STAGES
+    assert [stage.name for stage in stages_for(Target())][2:] == ["spirv", "spv"]
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_kernels_become_ptx(name):
+    ptx = ptx_of(name)
+    assert ".target sm_90" in ptx and ".version 8.0" in ptx
+    assert ".entry" in ptx
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_every_architecture(arch):
+    ptx = ptx_of("grid2d", arch_target(arch))
+    assert f".target {arch}" in ptx
+
+
+def test_unknown_architecture():
+    with pytest.raises(ValueError, match=r"unknown NVIDIA GPU architecture 'sm_99' \(known: "
+                                         r"sm_75, "):
+        arch_target("sm_99")
+
+
+def test_stages_keep_their_texts():
+    lowered = lower(source("math_f32"), SM90)
+    assert list(lowered.texts) == ["linalg", "gpu", "nvvm", "ptx"]
+    assert "#nvvm.target<chip = \"sm_90\", features = \"+ptx80\"" in lowered.text("gpu")
+    assert "nvvm.read.ptx.sreg.tid.x" in lowered.text("nvvm")
+    assert lowered.text("ptx") == lowered.ptx.decode()  # --emit ptx shows the PTX itself
+    assert lowered.spirv is None
+
+
+def test_arrays_are_bare_pointers_and_extents_arrive_last():
+    """The SPIR-V kernels' ABI (one pointer per array, sizes as separate
+    arguments, read off the launch), plus the range's extent: the launch plan
+    passes it, the kernel compares its global id with it."""
+    lowered = lower(source("math_f32"), SM90)
+    (launch,) = lowered.plan.launches
+    spirv_launch, = lower(source("math_f32"), Target()).plan.launches
+    assert launch.args[:-1] == spirv_launch.args
+    extent, kind = launch.args[-1]
+    assert kind is ArgKind.I64 and extent == launch.grid[0]
+    parameters = kernel_parameters(lowered.ptx.decode(), launch.kernel_name)
+    ptx_types = {ArgKind.PTR: "u64", ArgKind.I64: "u64", ArgKind.F32: "f32"}
+    assert parameters == [ptx_types[kind] for _, kind in launch.args]
+    nvvm = lowered.text("nvvm")
+    assert re.search(r"llvm.icmp \"ult\" %\d+, %arg\d+ : i64", nvvm)
+
+
+def test_constant_extents_are_not_passed():
+    """A launch over a constant range (a reduction's lanes x groups) guards
+    its ids with constants and takes no extra argument."""
+    text = """
+module {
+  func.func @sixteen(%out: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %one = arith.constant 1.0 : f32
+    scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+      memref.store %one, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+    return
+  }
+}
+"""
+    lowered = compile_to_spirv("sixteen", text, SM90)
+    (launch,) = lowered.plan.launches
+    assert [kind for _, kind in launch.args] == [ArgKind.PTR]
+    assert re.search(r"arith.cmpi ult, %global_id_x\w*, %c16", lowered.text("nvvm")) is None
+    assert "known_grid_size" not in lowered.text("nvvm")
+    assert re.search(r"setp.\w+.[su]64\s+%p\d+, %rd\d+, 15;|setp.\w+.[su]64\s+%p\d+, "
+                     r"%rd\d+, 16;", lowered.ptx.decode())
+
+
+def test_math_goes_through_libdevice():
+    """float64 exp is libdevice's __nv_exp, never the float32 ex2.approx
+    LLVM lowers math.exp to without it; float32 square roots are correctly
+    rounded (libdevice's __nv_sqrtf is sqrt.approx unless told otherwise)."""
+    f64 = lower(source("math_f64"), SM90)
+    assert "llvm.call @__nv_" in f64.text("nvvm")
+    assert "__nv_" not in f64.ptx.decode().split(".entry")[1].split("{")[0]
+    f32 = lower(source("math_f32"), SM90)
+    ptx = f32.ptx.decode()
+    assert "sqrt.rn.f32" in ptx and "sqrt.approx" not in ptx
+
+
+def test_exp_float64_is_exact():
+    text = """
+module {
+  func.func @exp64(%x: memref<?xf64>, %out: memref<?xf64>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %x[%i] : memref<?xf64>
+      %e = math.exp %v : f64
+      memref.store %e, %out[%i] : memref<?xf64>
+      scf.reduce
+    }
+    return
+  }
+}
+"""
+    ptx = compile_to_spirv("exp64", text, SM90).ptx.decode()
+    assert "ex2.approx" not in ptx and "fma.rn.f64" in ptx
+
+
+def test_explicit_kernel_constructs_without_nvvm_lowering_are_refused():
+    text = """
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @count(%a: memref<?xi32>, %p: !spirv.ptr<i32, CrossWorkgroup>) kernel {
+      %one = arith.constant 1 : i32
+      %old = spirv.AtomicIAdd <Device> <None> %p, %one
+        : !spirv.ptr<i32, CrossWorkgroup> loc("user.py":7:4)
+      gpu.return
+    }
+  }
+}
+"""
+    with pytest.raises(UnsupportedError, match=r"^nvvm stage: user.py:7: kernel 'count' uses "
+                                               r"spirv.AtomicIAdd, which has no CUDA lowering"):
+        lower(text, SM90, stages=CUDA_KERNEL_STAGES)
+
+
+def test_libdevice_is_linked():
+    assert lower(source("math_f64"), SM90, until="gpu").text("gpu").count(libdevice_path()) == 1
