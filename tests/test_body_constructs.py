@@ -3,6 +3,7 @@ offloaded: each construct run on dpnp arrays and on NumPy arrays in a device
 context, checked against the plain Python function on NumPy arrays and
 checked to launch kernels."""
 
+import numba
 import numpy as np
 import pytest
 
@@ -124,3 +125,55 @@ def transpose_then_add(y):
 def test_reshape_and_transpose_functions(inputs):
     check_offloaded(reshape_then_scale, np.arange(12.0), 3, inputs=inputs)
     check_offloaded(transpose_then_add, np.arange(12.0).reshape(3, 4), inputs=inputs)
+
+
+# ---- NumPy reductions of a body's own views --------------------------------------
+
+
+def row_ranges(x):
+    out = np.empty(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = np.max(x[i]) - np.min(x[i])
+    return out
+
+
+def row_norms(a):
+    out = np.empty(a.shape[0])
+    for j in numba.prange(a.shape[0]):
+        out[j] = np.dot(a[j, :], a[j, :])
+    return out
+
+
+def row_dots(a, b):
+    out = np.empty(a.shape[0])
+    for j in numba.prange(a.shape[0]):
+        out[j] = np.dot(a[j, :], b[j, :])
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_min_and_max_of_a_row(inputs):
+    x = np.sin(np.arange(20.0)).reshape(5, 4)
+    check_offloaded(row_ranges, x, inputs=inputs)
+    check_offloaded(row_ranges, x.astype(np.int32) * 7, inputs=inputs)
+
+
+def test_max_of_an_empty_row_is_the_reductions_start():
+    """A kernel cannot raise NumPy's error for an empty array: its maximum in a
+    body is where the reduction starts (docs/spec.md)."""
+    result, _, launches = run_on_device(row_ranges, np.empty((3, 0)), inputs="numpy")
+    assert np.all(result == -np.inf) and launches == 1  # max -inf, min +inf
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_dot_of_a_row_with_itself(inputs):
+    check_offloaded(row_norms, np.arange(12.0).reshape(4, 3), inputs=inputs)
+
+
+def test_dot_of_rows_of_two_arrays_is_refused_naming_the_line():
+    """Their lengths may differ, which NumPy reports and a kernel cannot."""
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+        xpuc.jit(row_dots)(np.ones((4, 3)), np.ones((4, 2)))
+    line = row_dots.__code__.co_firstlineno + 3
+    assert f"{__file__}:{line}:" in str(refusal.value)
+    assert "np.dot" in str(refusal.value)

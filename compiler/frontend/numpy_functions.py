@@ -231,7 +231,7 @@ def _clip(a, a_min, a_max):
 # The shape checks are jitted functions: a raise in a function that the parfor
 # pass inlines (checked_dot_parallel_impl) is not typed, a call is.
 @register_jitable
-def _check_vector_sizes(a_size, b_size):
+def check_vector_sizes(a_size, b_size):
     if a_size != b_size:
         raise ValueError("incompatible array sizes for np.dot(a, b) (vector * vector)")
 
@@ -246,7 +246,7 @@ def _vector_dot(zero):
     """The dot product of two vectors as a parallel reduction from ``zero``
     (the checker a closure variable: the parfor pass inlines this with the
     caller's globals)."""
-    check_vectors = _check_vector_sizes
+    check_vectors = check_vector_sizes
 
     def dot_vectors(a, b):
         check_vectors(a.shape[0], b.shape[0])

@@ -4,6 +4,7 @@ importing this package registers them all in the tables of translation.py.
 - arithmetic: operators, calls on scalars and complex numbers, float(),
   casts, attributes (np.pi, .real, a namedtuple's fields, a.shape)
 - arrays: element reads and writes, views and slices, np.empty, tuples
+- body_checks: the shape checks of np.min, np.max and np.dot on a body's arrays
 - control_flow: for over range(), a prange nested in a prange body
 - printing: print() of scalars and string constants, by the device's printf
 - reductions: IndexValue and min/max of two (np.argmin, np.argmax)
@@ -12,6 +13,7 @@ importing this package registers them all in the tables of translation.py.
 The rules only explicit kernels see (work-item functions, barrier, local
 arrays, atomics) are in ../kernel_intrinsics.py."""
 
-from . import arithmetic, arrays, control_flow, printing, reductions, threads
+from . import arithmetic, arrays, body_checks, control_flow, printing, reductions, threads
 
-__all__ = ["arithmetic", "arrays", "control_flow", "printing", "reductions", "threads"]
+__all__ = ["arithmetic", "arrays", "body_checks", "control_flow", "printing", "reductions",
+           "threads"]
