@@ -78,6 +78,29 @@ def test_reduction_methods_with_and_without_axis(queue, name, arguments, dtype, 
     assert launches >= 1
 
 
+def sum_method(axis):
+    return lambda a: a.sum(axis=axis)
+
+
+# numba-mlir's sum-with-axis cases: every axis of arrays of 1 to 3 dimensions,
+# with sizes of 1 among them
+SHAPES_AND_AXES = [(shape, axis) for shape in [(1,), (9,), (1, 1), (1, 5), (4, 1), (6, 7),
+                                               (1, 1, 1), (2, 1, 3), (3, 4, 5)]
+                   for axis in range(-len(shape), len(shape))]
+
+
+@pytest.mark.parametrize(("shape", "axis"), SHAPES_AND_AXES)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32])
+def test_sum_method_along_every_axis(queue, shape, axis, dtype):
+    a = (np.arange(np.prod(shape)) % 11 - 4).reshape(shape).astype(dtype)
+    result, launches = offloaded(sum_method(axis), a, queue=queue)
+    expected = a.sum(axis=axis)
+    if a.ndim > 1:
+        assert result.dtype == expected.dtype and result.shape == expected.shape
+    np.testing.assert_allclose(result, expected, rtol=1e-6)
+    assert launches >= 1
+
+
 @pytest.mark.parametrize("name", ["min", "max"])
 def test_nan_propagates_through_min_and_max(queue, name):
     a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -1.0]])

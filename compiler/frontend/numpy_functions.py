@@ -94,8 +94,7 @@ def _along_axis(name: str, ndim: int, position: int):
 
 def _axis_of(array: types.Type, axis: types.Type | None) -> int | None:
     """The axis a reduction of USM ``array`` goes along, when known when compiling."""
-    if not (isinstance(array, USMArray) and array.layout == "C" and array.ndim >= 2
-            and isinstance(axis, types.IntegerLiteral)):
+    if not (isinstance(array, USMArray) and isinstance(axis, types.IntegerLiteral)):
         return None
     position = axis.literal_value + array.ndim if axis.literal_value < 0 else axis.literal_value
     return position if 0 <= position < array.ndim else None
@@ -111,13 +110,22 @@ def _result_dtype(name: str, dtype: types.Type) -> types.Type:
     return dtype
 
 
-def _axis_reduction(name: str, array: types.Type, axis: types.Type | None):
-    """The prange implementation of ``np.<name>(array, axis=axis)``, or None."""
+def _axis_reduction(name: str, array: types.Type, axis: types.Type | None,
+                    dtype: types.Type | None):
+    """The implementation of ``np.<name>(array, axis=axis)`` on a USM array:
+    a prange over the result's elements, or for a vector the whole reduction
+    (which Numba's parfor pass makes parallel); None where this does not
+    apply."""
     position = _axis_of(array, axis)
-    if position is None:
+    if position is None or not is_nonelike(dtype):
         return None
-    dtype = numpy_support.as_dtype(_result_dtype(name, array.dtype))
-    return _along_axis(name, array.ndim, position)(dtype, dtype.type(0), dtype.type(1),
+    if array.ndim == 1:
+        function = getattr(np, name)
+        return lambda a, axis=None, dtype=None: function(a)
+    if array.layout != "C":
+        return None
+    result = numpy_support.as_dtype(_result_dtype(name, array.dtype))
+    return _along_axis(name, array.ndim, position)(result, result.type(0), result.type(1),
                                                    name in ("min", "max"))
 
 
@@ -126,7 +134,7 @@ def _register_axis_reduction(name: str) -> None:
 
     @overload(function, target="cpu", inline="always", prefer_literal=True)
     def reduce_along_axis(a, axis=None, dtype=None):
-        return _axis_reduction(name, a, axis) if is_nonelike(dtype) else None
+        return _axis_reduction(name, a, axis, dtype)
 
     # The method on USM arrays, inlined when typed. Left to Numba's method,
     # ``a.sum(axis=0)`` would become ``np.sum(a, axis=0)`` after the inlining
@@ -136,10 +144,9 @@ def _register_axis_reduction(name: str) -> None:
     # NumPy function, as Numba's method would.
     @overload_method(USMArray, name, target="cpu", inline="always", prefer_literal=True)
     def reduce_method(a, axis=None, dtype=None):
-        if is_nonelike(dtype):
-            reduction = _axis_reduction(name, a, axis)
-            if reduction is not None:
-                return reduction
+        reduction = _axis_reduction(name, a, axis, dtype)
+        if reduction is not None:
+            return reduction
         if is_nonelike(axis) and is_nonelike(dtype):
             return lambda a, axis=None, dtype=None: function(a)
         if is_nonelike(dtype):
