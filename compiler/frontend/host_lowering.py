@@ -111,8 +111,11 @@ class _HostEmitter:
         """The kernel function's arguments as i64 host values, in order."""
         b = self.builder
         values = []
+        arrays: dict[str, llvm.Value] = {}
         for param in self.kernel.params:
-            if param.kind == "array" and isinstance(self.typemap[param.var], USMArray):
+            if param.kind == "pointer":  # an array again, for its atomics
+                values.append(arrays[param.var])
+            elif param.kind == "array" and isinstance(self.typemap[param.var], USMArray):
                 # USM of the call's context (placement checked the arguments'
                 # queues; the runtime allocated the rest on the call's queue):
                 # kernels use it in place, with no runtime call to find that out
@@ -140,6 +143,8 @@ class _HostEmitter:
             else:
                 item = param.axis if param.kind == "tuple_item" else None
                 values.append(self.scalar_bits(param.var, param.mlir_type, item))
+            if param.kind == "array":
+                arrays[param.var] = values[-1]
         return values
 
     def scalar_bits(self, var: str, mlir_type: str, item: int | None = None) -> llvm.Value:

@@ -20,10 +20,10 @@ from numba.core.errors import TypingError
 from numba.core.typing.templates import signature
 from numba.np import numpy_support
 
-from ..dialects import BOOL, I64, Builder, ScalarType, Value, arith, spirv
+from ..dialects import Builder, ScalarType, Value, arith, spirv
 from ..errors import UnsupportedError
 from .kernel_intrinsics import kernel_call_rule, kernel_template, outside_kernel, shape_rank
-from .rules.arrays import element_offset, note_use
+from .rules.arrays import ATOMIC_ELEMENTS, element_offset, global_element_pointer, note_use
 from .translation import ArrayValue, TupleValue, where
 
 if TYPE_CHECKING:
@@ -101,7 +101,6 @@ _RMW: dict[Callable, tuple[tuple[str, str], str | None]] = {
     exchange: (("AtomicExchange",) * 2, ""),
     store: (("AtomicExchange",) * 2, ""),
 }
-_SUPPORTED = {("i", 32), ("i", 64), ("u", 32), ("u", 64), ("f", 32), ("f", 64)}
 
 
 # ---- typing ------------------------------------------------------------------
@@ -151,7 +150,7 @@ def _atomic(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
     if not isinstance(array, ArrayValue):
         raise UnsupportedError(f"{where(expr.loc)}: atomic.{name} on a non-array")
     dtype = array.dtype
-    if (dtype.kind, dtype.bits) not in _SUPPORTED:
+    if (dtype.kind, dtype.bits) not in ATOMIC_ELEMENTS:
         raise UnsupportedError(f"{where(expr.loc)}: atomic.{name} on {dtype.mlir} elements "
                                "(int32, int64, float32 and float64 are supported)")
     held = t.lookup(expr.args[1])
@@ -163,11 +162,7 @@ def _atomic(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
                                         array.storage)
         return _atomic_on(t.b, stub, element, dtype, array.storage, "Workgroup", operands)
     note_use(t, array, reads=True, writes=stub is not load)
-    pointer_type = f"!spirv.ptr<{dtype.mlir}, CrossWorkgroup>"
-    pointer = t.pointer_param(array.var, pointer_type)
-    position = arith.cast(t.b, offset, I64)
-    element = t.b.op(f"spirv.PtrAccessChain {pointer}[{position.name}] : {pointer_type}, i64 "
-                     f"-> {pointer_type}", dtype)
+    element = global_element_pointer(t, array, offset)
     return _atomic_on(t.b, stub, element, dtype, "CrossWorkgroup", "Device", operands)
 
 
@@ -175,65 +170,14 @@ def _atomic_on(b: Builder, stub: Callable, element: Value, dtype: ScalarType, st
                scope: str, operands: list[Value]) -> Value:
     """The atomic ``stub`` on the element ``element`` points to (in ``storage``,
     atomic among the work-items of ``scope``); the value it held before."""
-    bits = ScalarType("i", dtype.bits)
-    pointer_type = f"!spirv.ptr<{dtype.mlir}, {storage}>"
-    bits_pointer_type = f"!spirv.ptr<{bits.mlir}, {storage}>"
-    # floats go through their bits: SPIR-V's atomics there are integer ones
-    as_bits = element if not dtype.is_float else b.op(
-        f"spirv.Bitcast {element.name} : {pointer_type} to {bits_pointer_type}", bits)
-    bit_operands = [_bits(b, v, bits) for v in operands]
-
-    def integer_op(op: str, *values: Value) -> Value:
-        arguments = ", ".join(v.name for v in values)
-        return _from_bits(b, b.op(f"spirv.{op} <{scope}> <None> {as_bits.name}, {arguments} : "
-                                  f"{bits_pointer_type}", bits), dtype)
-
     if stub is load:  # or-ing 0 reads the element atomically and changes nothing
-        return integer_op("AtomicOr", b.constant(0, bits))
+        return spirv.atomic(b, "AtomicOr", element, dtype, storage, scope,
+                            [b.constant(0, ScalarType("i", dtype.bits))])
     if stub is compare_exchange:
-        expected, desired = bit_operands
-        return _from_bits(b, b.op(
-            f"spirv.AtomicCompareExchange <{scope}> <None> <None> {as_bits.name}, "
-            f"{desired.name}, {expected.name} : {bits_pointer_type}", bits), dtype)
+        return spirv.compare_exchange(b, element, dtype, storage, scope, *operands)
     integer_ops, float_op = _RMW[stub]
     if not dtype.is_float or float_op == "":
-        return integer_op(integer_ops[0 if dtype.is_signed else 1], *bit_operands)
-    return _compare_exchange_loop(b, element, as_bits, dtype, storage, scope,
-                                  lambda old: arith.binary(b, float_op, old, operands[0]))
-
-
-def _bits(b: Builder, value: Value, bits: ScalarType) -> Value:
-    if not value.type.is_float:
-        return value
-    return b.op(f"arith.bitcast {value.name} : {value.type.mlir} to {bits.mlir}", bits)
-
-
-def _from_bits(b: Builder, value: Value, dtype: ScalarType) -> Value:
-    if not dtype.is_float:
-        return value
-    return b.op(f"arith.bitcast {value.name} : {value.type.mlir} to {dtype.mlir}", dtype)
-
-
-def _compare_exchange_loop(b: Builder, element: Value, as_bits: Value, dtype: ScalarType,
-                           storage: str, scope: str,
-                           combine: Callable[[Value], Value]) -> Value:
-    """``element = combine(element)`` as a compare-exchange loop on its bits;
-    the value it held before."""
-    bits = ScalarType("i", dtype.bits)
-    bits_pointer_type = f"!spirv.ptr<{bits.mlir}, {storage}>"
-    first = b.op(f'spirv.Load "{storage}" {element.name} : {dtype.mlir}', dtype)
-    result, expected, seen = b.fresh(), b.fresh(), b.fresh()
-    with b.region(f"{result} = scf.while ({expected} = {first.name}) : ({dtype.mlir}) -> "
-                  f"({dtype.mlir})", footer="} do {"):
-        new_bits = _bits(b, combine(Value(expected, dtype)), bits)
-        expected_bits = _bits(b, Value(expected, dtype), bits)
-        got_bits = b.op(f"spirv.AtomicCompareExchange <{scope}> <None> <None> {as_bits.name}, "
-                        f"{new_bits.name}, {expected_bits.name} : {bits_pointer_type}", bits)
-        got = _from_bits(b, got_bits, dtype)
-        # another work-item changed it in between: try again from its value
-        retry = b.op(f"arith.cmpi ne, {got_bits.name}, {expected_bits.name} : {bits.mlir}", BOOL)
-        b.emit(f"scf.condition({retry.name}) {got.name} : {dtype.mlir}")
-    b.emit(f"^bb0({seen}: {dtype.mlir}):")
-    b.emit(f"  scf.yield {seen} : {dtype.mlir}")
-    b.emit("}")
-    return Value(result, dtype)
+        return spirv.atomic(b, integer_ops[0 if dtype.is_signed else 1], element, dtype,
+                            storage, scope, operands)
+    return spirv.atomic_update_loop(b, element, dtype, storage, scope,
+                                    lambda old: arith.binary(b, float_op, old, operands[0]))

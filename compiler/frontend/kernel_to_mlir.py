@@ -7,7 +7,7 @@ kernel_atomics.py; barriers, fences, collectives: kernel_work_group.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from numba.core import ir, types
 
@@ -33,7 +33,6 @@ from .translation import (
 class KernelTranslation(Translation):
     func_ir: ir.FunctionIR | None = None
     ndim: int = 1  # of the range the kernel is launched over
-    pointers: dict[str, str] = field(default_factory=dict)  # array -> its SPIR-V pointer
 
     def rule_for_call(self, key: object) -> CallRule | None:
         """A kernel's own call rules first, then those of parfor bodies."""
@@ -46,12 +45,6 @@ class KernelTranslation(Translation):
         except KeyError:  # assigned more than once (or never)
             return None
 
-    def pointer_param(self, var: str, pointer_type: str) -> str:
-        """The array ``var`` as a SPIR-V pointer argument (for atomics)."""
-        if var not in self.pointers:
-            self.pointers[var] = self.add_param(KernelParam("pointer", var, pointer_type))
-        return self.pointers[var]
-
 
 @dataclass
 class KernelModule:
@@ -63,11 +56,9 @@ class KernelModule:
     arrays: dict[str, ArrayUse]
 
 
-def type_kernel(py_func, argtypes: tuple[types.Type, ...], fp64: bool = True
-                ) -> tuple[ir.FunctionIR, dict, dict]:
-    """Numba's typed IR of ``py_func`` for ``argtypes``, which must return
-    nothing; Python floats are float32 unless ``fp64``."""
-    func_ir, typemap, calltypes, return_type = type_function(py_func, argtypes, fp64)
+def type_kernel(py_func, argtypes: tuple[types.Type, ...]) -> tuple[ir.FunctionIR, dict, dict]:
+    """Numba's typed IR of ``py_func`` for ``argtypes``, which must return nothing."""
+    func_ir, typemap, calltypes, return_type = type_function(py_func, argtypes)
     if return_type != types.none:
         raise UnsupportedError(
             f"{func_ir.loc.filename}:{func_ir.loc.line}: kernel '{py_func.__name__}' returns "

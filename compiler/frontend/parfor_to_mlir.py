@@ -39,6 +39,7 @@ from .parfor_reductions import (
     reduction_loop,
     translate_reduction_body,
 )
+from .parfor_updates import find_shared_updates
 from .translation import (
     ArrayUse,
     KernelParam,
@@ -114,6 +115,7 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
     main, body = t.b, Builder(location=location)
     t.b = body
     _bind_params(t)
+    t.shared_updates = find_shared_updates(t)
     bounds = loop_bounds(t)
     reductions = reduction_args(t)
     if reductions:

@@ -98,6 +98,18 @@ class KernelParam:
     axis: int = 0
 
 
+@dataclass(frozen=True)
+class SharedUpdate:
+    """``a[k] = f(a[k], ...)`` (``+=``, ``-=``, ``*=``, ``min``, ``max``) in a
+    parfor body, at an index ``k`` several iterations may share: ``read`` holds
+    ``a[k]`` before, ``result`` is assigned ``combine``, f's expression, and
+    stored back. Its store becomes an atomic update of the element."""
+
+    read: ir.Var
+    result: ir.Var
+    combine: ir.Expr
+
+
 @dataclass
 class ArrayUse:
     var: str
@@ -221,6 +233,10 @@ class Translation:
     # variables whose last assignment the kernel reports -> their "assigned in
     # this iteration" flag slot
     assigned: dict[str, str] = field(default_factory=dict)
+    pointers: dict[str, str] = field(default_factory=dict)  # array -> its SPIR-V pointer
+    # element updates made atomic: ``a[k] = f(a[k], ...)`` at an index ``k``
+    # that several iterations may share (parfor_updates.py), by setitem
+    shared_updates: dict[ir.Stmt, SharedUpdate] = field(default_factory=dict)
 
     def rule_for_call(self, key: object) -> CallRule | None:
         """The rule of a call to ``key``: a parfor body sees CALL_RULES only."""
@@ -234,6 +250,12 @@ class Translation:
         name = f"%arg{len(self.args)}"
         self.args.append((name, param))
         return name
+
+    def pointer_param(self, var: str, pointer_type: str) -> str:
+        """The array ``var`` as a SPIR-V pointer argument (for atomics)."""
+        if var not in self.pointers:
+            self.pointers[var] = self.add_param(KernelParam("pointer", var, pointer_type))
+        return self.pointers[var]
 
     def alloca(self, type: ScalarType) -> str:
         slot = self.b.fresh()
@@ -380,12 +402,17 @@ def _assign(t: Translation, stmt: ir.Assign) -> None:
     elif isinstance(rhs, (ir.Const, ir.Global, ir.FreeVar)):
         t.define(target, literal(t, rhs.value, target, stmt.loc))
     elif isinstance(rhs, ir.Expr):
-        rule = EXPRESSION_RULES.lookup(rhs.op)
-        if rule is None:
-            raise UnsupportedError(f"{where(stmt.loc)}: expression '{rhs.op}' in a parfor body")
-        t.define(target, rule(t, rhs, target))
+        t.define(target, translate_expression(t, rhs, target))
     else:
         raise UnsupportedError(f"{where(stmt.loc)}: {type(rhs).__name__} in a parfor body")
+
+
+def translate_expression(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
+    """What ``target = expr`` assigns, by the rule of the expression's op."""
+    rule = EXPRESSION_RULES.lookup(expr.op)
+    if rule is None:
+        raise UnsupportedError(f"{where(expr.loc)}: expression '{expr.op}' in a parfor body")
+    return rule(t, expr, target)
 
 
 def _static_value(nbtype: types.Type | None) -> CalleeValue | None:

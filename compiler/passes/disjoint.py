@@ -37,6 +37,14 @@ def _memref_arguments(kernel: ir.Operation) -> list[ir.BlockArgument]:
             if isinstance(arg.type, ir.MemRefType)]
 
 
+def _takes_atomic_pointers(kernel: ir.Operation) -> bool:
+    """Whether ``kernel`` takes an array a second time, as the SPIR-V pointer
+    its atomics use: that pointer aliases the array's memref, which the copy
+    would declare disjoint from it."""
+    return any(str(arg.type).startswith("!spirv.ptr")
+               for arg in kernel.regions[0].blocks[0].arguments)
+
+
 def written_arguments(kernel: ir.Operation) -> list[int]:
     """Positions of the memref arguments of ``kernel`` (a gpu.func) that it may
     write: all but those used only as the memref of loads."""
@@ -60,7 +68,7 @@ def add_disjoint_variants(module: ir.Module) -> None:
     ``DISJOINT_ARGS``, named on the kernel by ``DISJOINT_VARIANT``."""
     for kernel in ops_named(module.operation, "gpu.func"):
         if (WALKS_ROWS not in kernel.attributes or len(_memref_arguments(kernel)) < 2
-                or not _writes_in_innermost_loops(kernel)):
+                or not _writes_in_innermost_loops(kernel) or _takes_atomic_pointers(kernel)):
             continue
         name = f"{symbol_name(kernel)}_disjoint"
         copy_kernel(kernel, name).attributes[DISJOINT_ARGS] = ir.UnitAttr.get()

@@ -91,7 +91,8 @@ _PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge
 
 
 def _arg_kind(value_type: ir.Type) -> ArgKind:
-    if isinstance(value_type, ir.MemRefType):
+    # an array's memref, or the array again as a SPIR-V pointer for its atomics
+    if isinstance(value_type, ir.MemRefType) or str(value_type).startswith("!spirv.ptr"):
         return ArgKind.PTR
     if isinstance(value_type, ir.IndexType):
         return ArgKind.I64

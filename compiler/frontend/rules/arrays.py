@@ -9,17 +9,21 @@ dimensions, or a view's strides and offset."""
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import dataclasses
 import math
+import operator
 
 import numpy as np
 from numba.core import ir, types
+from numba.np import numpy_support
 
 from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref, spirv
 from ...errors import UnsupportedError
 from ..translation import (
     ArrayValue,
+    SharedUpdate,
     SliceValue,
     Translation,
     TupleValue,
@@ -31,6 +35,7 @@ from ..translation import (
     scalar_type,
     slice_of,
     statement_rule,
+    translate_expression,
     where,
 )
 
@@ -309,11 +314,112 @@ def _setitem(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
     if not isinstance(array, ArrayValue):
         raise UnsupportedError(f"{where(stmt.loc)}: item assignment to a non-array")
     note_use(t, array, writes=True)
-    indices, held = _indices(t, stmt), t.lookup(stmt.value)
-    if len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
-        _fill(t, _view(t, array, indices, stmt.loc), held, stmt.loc)
+    indices = _indices(t, stmt)
+    update = t.shared_updates.get(stmt)
+    if update is not None:
+        note_use(t, array, reads=True)
+        _update_atomically(t, array, element_offset(t, array, indices, stmt.loc), update,
+                           stmt.loc)
+    elif len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
+        _fill(t, _view(t, array, indices, stmt.loc), t.lookup(stmt.value), stmt.loc)
     else:
-        _store_element(t, array, element_offset(t, array, indices, stmt.loc), held, stmt.loc)
+        _store_element(t, array, element_offset(t, array, indices, stmt.loc),
+                       t.lookup(stmt.value), stmt.loc)
+
+
+# element types SPIR-V has atomics of (as kind, bits): floats through their bits
+ATOMIC_ELEMENTS = {("i", 32), ("i", 64), ("u", 32), ("u", 64), ("f", 32), ("f", 64)}
+
+# SPIR-V's atomic of an update whose combining is one (signed, unsigned), used
+# where it computes what the body's expression would: on integers, with an
+# integer operand (the expression's callee -> the atomics)
+_INTEGER_ATOMICS = {
+    operator.add: ("AtomicIAdd",) * 2,
+    operator.sub: ("AtomicISub",) * 2,
+    builtins.min: ("AtomicSMin", "AtomicUMin"),
+    builtins.max: ("AtomicSMax", "AtomicUMax"),
+    np.minimum: ("AtomicSMin", "AtomicUMin"),
+    np.maximum: ("AtomicSMax", "AtomicUMax"),
+}
+
+
+def global_element_pointer(t: Translation, array: ArrayValue, offset: Value) -> Value:
+    """The pointer to element ``offset`` of argument array ``array``, through
+    the array passed again as a SPIR-V pointer (atomics need one)."""
+    pointer_type = f"!spirv.ptr<{array.dtype.mlir}, CrossWorkgroup>"
+    return spirv.pointer_element(t.b, t.pointer_param(array.var, pointer_type), offset,
+                                 array.dtype, "CrossWorkgroup")
+
+
+def _update_atomically(t: Translation, array: ArrayValue, offset: Value, update: SharedUpdate,
+                       loc: ir.Loc) -> None:
+    """``a[k] = f(a[k], x)`` as one atomic update of the element: SPIR-V's
+    integer atomic where one computes f, else a compare-exchange loop that
+    computes f by the body's own expression, as the plain store would have."""
+    dtype = array.dtype
+    if array.is_complex or array.storage is not None \
+            or (dtype.kind, dtype.bits) not in ATOMIC_ELEMENTS:
+        element_type = "complex" if array.is_complex else dtype.mlir
+        raise UnsupportedError(
+            f"{where(loc)}: array '{array.var}' of {element_type} elements updated at an index "
+            "that several iterations may share: only int32, int64, float32 and float64 "
+            "elements can be updated atomically")
+    b, combine = t.b, update.combine
+    # the other operands' values, taken once, outside the compare-exchange loop
+    operands = [v for v in combine.list_vars() if v.name != update.read.name]
+    for var in operands:
+        t.lookup(var)
+    element = global_element_pointer(t, array, offset)
+    integer_op = _integer_atomic(t, update, t.typemap[array.var].dtype)
+    if integer_op is not None:
+        operand = next(v for v in _combined_values(combine) if v.name != update.read.name)
+        spirv.atomic(b, integer_op, element, dtype, "CrossWorkgroup", "Device",
+                     [arith.cast(b, t.value(operand), dtype)])
+        return
+
+    def combined(old: Value) -> Value:
+        held, was_local = t.env.get(update.read.name), update.read.name in t.local
+        t.env[update.read.name] = old
+        t.local.add(update.read.name)
+        try:
+            new = translate_expression(t, combine, update.result)
+        finally:
+            t.env[update.read.name] = held
+            if not was_local:
+                t.local.discard(update.read.name)
+        return arith.cast(b, new, dtype)
+
+    spirv.atomic_update_loop(b, element, dtype, "CrossWorkgroup", "Device", combined)
+
+
+def _combined_values(combine: ir.Expr) -> list[ir.Var]:
+    """The values an update's expression combines: a binop's operands, a call's arguments."""
+    return [combine.lhs, combine.rhs] if combine.op in ("binop", "inplace_binop") \
+        else list(combine.args)
+
+
+def _integer_atomic(t: Translation, update: SharedUpdate, element: types.Type) -> str | None:
+    """SPIR-V's integer atomic that computes the update exactly, or None: the
+    element and the expression's result are integers, the other operand an
+    integer that the element type holds (min and max compare it unconverted),
+    and a subtraction takes it from the element, not the element from it."""
+    combine = update.combine
+    key = combine.fn if combine.op != "call" else t.typemap[combine.func.name].typing_key
+    key = {operator.iadd: operator.add, operator.isub: operator.sub}.get(key, key)
+    values = _combined_values(combine)
+    if key not in _INTEGER_ATOMICS or not isinstance(element, types.Integer) or len(values) != 2:
+        return None
+    other = values[1] if values[0].name == update.read.name else values[0]
+    other_type = types.unliteral(t.typemap[other.name])
+    result_type = t.calltypes[combine].return_type
+    if not (isinstance(other_type, types.Integer) and isinstance(result_type, types.Integer)):
+        return None
+    if key is operator.sub and values[0].name != update.read.name:
+        return None
+    if key not in (operator.add, operator.sub) and not np.can_cast(
+            numpy_support.as_dtype(other_type), numpy_support.as_dtype(element), "safe"):
+        return None
+    return _INTEGER_ATOMICS[key][0 if element.signed else 1]
 
 
 def _store_element(t: Translation, array: ArrayValue, offset: Value, held: object,
