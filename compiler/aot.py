@@ -16,6 +16,7 @@ from typing import Any
 import dpctl
 from numba.core.errors import NumbaError
 
+from . import ocloc
 from .device import describe, device_name
 from .dispatcher import JitFunction
 from .errors import XpucError
@@ -150,8 +151,9 @@ def _function_error(fn: JitFunction | KernelFunction, error: BaseException) -> S
                        f"{fn.py_func.__qualname__}: {message}")
 
 
-def compile_function(fn: JitFunction, device: dpctl.SyclDevice) -> CompiledFunction:
-    """Compile each explicit signature of ``fn`` for ``device``."""
+def compile_function(fn: JitFunction, device: dpctl.SyclDevice | str) -> CompiledFunction:
+    """Compile each explicit signature of ``fn`` for ``device`` (or the Intel
+    GPU architecture it names)."""
     if fn._options.get("parallel", True) is False:
         code = fn.py_func.__code__
         raise SourceError(f"{code.co_filename}:{code.co_firstlineno}: {fn.py_func.__qualname__} "
@@ -168,7 +170,7 @@ def compile_function(fn: JitFunction, device: dpctl.SyclDevice) -> CompiledFunct
     ])
 
 
-def compile_kernel(fn: KernelFunction, device: dpctl.SyclDevice) -> CompiledKernel:
+def compile_kernel(fn: KernelFunction, device: dpctl.SyclDevice | str) -> CompiledKernel:
     """Compile each explicit signature of kernel ``fn`` for ``device``."""
     compiled = []
     for argtypes in fn.signatures:
@@ -185,10 +187,11 @@ def _has_signatures(fn: JitFunction | KernelFunction) -> bool:
     return bool(fn.signatures if isinstance(fn, KernelFunction) else fn._signatures)
 
 
-def compile_module(path: str, device: dpctl.SyclDevice
+def compile_module(path: str, device: dpctl.SyclDevice | str
                    ) -> list[CompiledFunction | CompiledKernel]:
     """Compile every ``xpuc.jit`` function and ``xpuc.kernel`` of ``path`` that
-    has explicit signatures; a file without any is a SourceError. Those without
+    has explicit signatures, for ``device`` or the Intel GPU architecture it
+    names (``dg2``); a file without any is a SourceError. Those without
     signatures are named on stderr and skipped."""
     # as ``import`` names the file: the cache's source stamp includes the path
     path = os.path.abspath(path)
@@ -247,6 +250,18 @@ def write_binaries(compiled: list[CompiledFunction | CompiledKernel], directory:
                     out.write(emitted.lowered.spirv)
                 paths.append(path)
     return paths
+
+
+def build_for_arch(compiled: list[CompiledFunction | CompiledKernel], arch: str,
+                   ocloc_path: str) -> list[tuple[str, ocloc.Build]]:
+    """Build each SPIR-V module of ``compiled`` for Intel GPU architecture
+    ``arch`` with ocloc: ``(what it holds, the build)`` for each."""
+    modules = [(f"{function.qualname} ({', '.join(emitted.kernel_names)})",
+                emitted.lowered.spirv)
+               for function in compiled for emitted in function.emitted()
+               if not isinstance(emitted, str) and emitted.lowered.spirv]
+    builds = ocloc.build_many(ocloc_path, [(spirv, arch) for _, spirv in modules])
+    return [(name, build) for (name, _), build in zip(modules, builds)]
 
 
 def summary(function: CompiledFunction | CompiledKernel, device: dpctl.SyclDevice) -> str:

@@ -78,10 +78,13 @@ def toolchain_versions() -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def device_key(device: dpctl.SyclDevice, target: object) -> tuple:
+def device_key(device: dpctl.SyclDevice | str, target: object) -> tuple:
     """What about ``device`` changes the compiled code: its identity and
     driver, and the ``Target`` code generation used. A sub-device is keyed by
-    its root device: processes on different sub-devices share the files."""
+    its root device: processes on different sub-devices share the files. An
+    Intel GPU architecture (``xpuc compile --arch``) is its name and Target."""
+    if isinstance(device, str):
+        return (device, repr(target))
     return (root_device(device).filter_string, device.name, device.driver_version,
             repr(target))
 

@@ -72,6 +72,8 @@ def _device(name: str | None, command: str) -> dpctl.SyclDevice | None:
 def _compile(args: argparse.Namespace) -> int:
     from xpuc import aot, cache
 
+    if args.arch:
+        return _compile_for_arch(args)
     device = _device(args.device, "compile")
     if device is None:
         return 1
@@ -86,6 +88,17 @@ def _compile(args: argparse.Namespace) -> int:
     except aot.SourceError as error:
         print(error, file=sys.stderr)
         return 1
+    if args.emit:
+        return _emit(compiled, args)
+    for function in compiled:
+        print(aot.summary(function, device))
+    return 0
+
+
+def _emit(compiled: list, args: argparse.Namespace) -> int:
+    """Write what ``--emit`` asks for: SPIR-V files, or a stage's MLIR."""
+    from xpuc import aot
+
     if args.emit == aot.BINARY_STAGE:
         try:
             paths = aot.write_binaries(compiled, args.output)
@@ -94,12 +107,44 @@ def _compile(args: argparse.Namespace) -> int:
             return 1
         for path in paths:
             print(path)
-    elif args.emit:
-        sys.stdout.write(aot.emit_text(compiled, args.emit))
     else:
-        for function in compiled:
-            print(aot.summary(function, device))
+        sys.stdout.write(aot.emit_text(compiled, args.emit))
     return 0
+
+
+def _compile_for_arch(args: argparse.Namespace) -> int:
+    """``xpuc compile --arch NAME``: the kernels for an Intel GPU architecture
+    (no device needed); without ``--emit``, each built by ocloc."""
+    from xpuc import aot, cache, intel_gpus, ocloc
+
+    if args.arch not in intel_gpus.ARCHITECTURES:
+        print(f"xpuc compile: unknown architecture '{args.arch}' (known: "
+              f"{', '.join(intel_gpus.ARCHITECTURES)})", file=sys.stderr)
+        return 1
+    found = None
+    if not args.emit:  # before compiling: say at once that nothing can be built
+        found = ocloc.find_ocloc()
+        if found is None:
+            print(f"xpuc compile --arch {args.arch}: builds with ocloc, Intel's GPU "
+                  f"compiler, which is not found: {ocloc.HOW_TO_GET}", file=sys.stderr)
+            return 1
+    try:
+        with cache.compiling_ahead(save=False):  # no device to keep builds for
+            compiled = aot.compile_module(args.module, args.arch)
+    except aot.SourceError as error:
+        print(error, file=sys.stderr)
+        return 1
+    if args.emit:
+        return _emit(compiled, args)
+    failed = 0
+    for name, build in aot.build_for_arch(compiled, args.arch, found):
+        if build.succeeded:
+            print(f"{name}: built for {args.arch}")
+        else:
+            failed += 1
+            print(f"{name}: failed for {args.arch}:\n  "
+                  + build.errors.replace("\n", "\n  "))
+    return 1 if failed else 0
 
 
 def _opt(args: argparse.Namespace) -> int:
@@ -145,8 +190,12 @@ def main(argv: list[str] | None = None) -> int:
         "compile", help="compile the xpuc.jit functions of a file for their explicit signatures"
     )
     compile_parser.add_argument("module", help="the Python file to compile")
-    compile_parser.add_argument("--device", help="a SYCL filter string or sub-device name "
-                                                 "(default: dpctl's default)")
+    where = compile_parser.add_mutually_exclusive_group()
+    where.add_argument("--device", help="a SYCL filter string or sub-device name "
+                                        "(default: dpctl's default)")
+    where.add_argument("--arch", help="an Intel GPU architecture as ocloc names it (pvc, dg2, "
+                                      "acm-g10, tgllp, adlp, adls), compiled for without the "
+                                      "GPU; without --emit, each kernel is built with ocloc")
     compile_parser.add_argument(
         "--emit", choices=[stage.name for stage in STAGES],
         help=f"print the MLIR of a stage, or write SPIR-V binaries with {BINARY_STAGE}",
@@ -171,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         compile_parser.error(f"--emit {BINARY_STAGE} needs -o DIR")
     if args.command == "compile" and args.emit not in (None, BINARY_STAGE) and args.output:
         compile_parser.error(f"-o DIR goes with --emit {BINARY_STAGE} or no --emit")
+    if args.command == "compile" and args.arch and args.output and not args.emit:
+        compile_parser.error(f"--arch fills no cache: -o DIR goes with --emit {BINARY_STAGE}")
     return args.run(args)
 
 

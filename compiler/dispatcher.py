@@ -48,10 +48,10 @@ class JitFunction:
         self._cpu = numba.njit(*([signatures] if signatures else []), **options)(py_func)
         # by targets.code_key: sub-devices of one device share a build
         self._devices: dict[str, tuple[Dispatcher, OffloadTarget]] = {}
-        # (queue, dispatcher, runtime handle) of the last offloaded call: calls
-        # in a loop come with the same queue, and finding the device's build
-        # again costs more than a kernel launch
-        self._last: tuple[dpctl.SyclQueue, Dispatcher, runtime.Queue] | None = None
+        # (queue, dispatcher, runtime handle, whether the device has fp64) of
+        # the last offloaded call: calls in a loop come with the same queue,
+        # and finding the device's build again costs more than a kernel launch
+        self._last: tuple[dpctl.SyclQueue, Dispatcher, runtime.Queue, bool] | None = None
         # (device context's queue, _call_key of the arguments) -> what the
         # calls with that pair need, worked out by the first (see _CallPlan)
         self._plans: dict[tuple, _CallPlan] = {}
@@ -82,11 +82,14 @@ class JitFunction:
                 f"{self.py_func.__qualname__} was given parallel=False but is called to "
                 f"offload ({placement.reason}), which needs parfor analysis"
             )
-        dispatcher, handle = self._on(placement.queue)  # handle held: used until call_end
+        # handle held: used until call_end
+        dispatcher, handle, fp64 = self._on(placement.queue)
+        if not fp64:  # Python floats are float32 there (see frontend.float32_typing)
+            placement = dataclasses.replace(placement, args=_floats_as_float32(placement.args))
         result = self._run(placement.queue, handle, placement.resident, True,
                            self._invoke, dispatcher, placement)
         if key is not None:
-            self._remember(key, args, placement, dispatcher, handle)
+            self._remember(key, args, placement, dispatcher, handle, fp64)
         return placement.finish(result)
 
     def _run(self, queue: dpctl.SyclQueue, handle: runtime.Queue,
@@ -109,7 +112,7 @@ class JitFunction:
             runtime.call_end()
 
     def _remember(self, key: tuple, args: tuple, placement: Placement, dispatcher: Dispatcher,
-                  handle: runtime.Queue) -> None:
+                  handle: runtime.Queue, fp64: bool) -> None:
         """Keep what the call of ``args`` (under the device context and with
         the ``_call_key`` that ``key`` pairs) just worked out for the
         next ones with it: its placement (without the arguments; with the USM
@@ -128,7 +131,8 @@ class JitFunction:
         self._plans[key] = _CallPlan(
             dataclasses.replace(placement, args=(), kwargs={}, resident=[]), handle, target,
             returns_arrays, numpy,
-            tuple(i for i, a in enumerate(args) if type(a) is dpnp_array_class()))
+            tuple(i for i, a in enumerate(args) if type(a) is dpnp_array_class()),
+            () if fp64 else tuple(i for i, a in enumerate(args) if type(a) is float))
 
     def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
         """Run the build for the placed arguments. When they are USM arrays and
@@ -144,17 +148,20 @@ class JitFunction:
             return dispatcher(*placement.args, **placement.kwargs)
         return overload.entry_point(*placement.args)
 
-    def _on(self, queue: dpctl.SyclQueue) -> tuple[Dispatcher, runtime.Queue]:
-        """The build for ``queue``'s device and the runtime's handle of ``queue``."""
+    def _on(self, queue: dpctl.SyclQueue) -> tuple[Dispatcher, runtime.Queue, bool]:
+        """The build for ``queue``'s device, the runtime's handle of ``queue``
+        and whether the device has fp64."""
         last = self._last
         if last is not None and last[0] is queue:
-            return last[1], last[2]
-        dispatcher, _ = self._for_device(queue.sycl_device)
+            return last[1:]
+        dispatcher, offload = self._for_device(queue.sycl_device)
         handle = runtime.queue_handle(queue)
-        self._last = (queue, dispatcher, handle)
-        return dispatcher, handle
+        self._last = (queue, dispatcher, handle, offload.target.fp64)
+        return self._last[1:]
 
-    def _for_device(self, device: dpctl.SyclDevice) -> tuple[Dispatcher, OffloadTarget]:
+    def _for_device(self, device: dpctl.SyclDevice | str) -> tuple[Dispatcher, OffloadTarget]:
+        """The build for ``device``, or for the Intel GPU architecture it
+        names (``xpuc compile --arch``)."""
         key = targets.code_key(device)
         with self._lock:
             found = self._devices.get(key)
@@ -212,9 +219,15 @@ class JitFunction:
         }
 
 
+def _floats_as_float32(args: tuple) -> tuple:
+    """``args`` with each Python float a NumPy float32."""
+    return tuple(np.float32(a) if type(a) is float else a for a in args)
+
+
 def _exact_types(args: tuple) -> tuple | None:
-    """Numba's types of ``args`` if they are all ``usm_ndarray``, float, bool
-    or int (typed without Numba's typeof: as it types them), else None."""
+    """Numba's types of ``args`` if they are all ``usm_ndarray``, float,
+    float32, bool or int (typed without Numba's typeof: as it types them),
+    else None."""
     found = []
     usm_ndarray = array_library.loaded_usm_ndarray  # place() loaded it for USM arguments
     for value in args:
@@ -223,6 +236,8 @@ def _exact_types(args: tuple) -> tuple | None:
             found.append(usm_ndarray_type(value))
         elif kind is float:
             found.append(types.float64)
+        elif kind is np.float32:
+            found.append(types.float32)
         elif kind is bool:
             found.append(types.boolean)
         elif kind is int and -(1 << 63) < value < (1 << 63):
@@ -275,7 +290,8 @@ class _CallPlan:
     of memory of results, the USM arrays' other queues), the runtime's handle
     of the queue, what to call (the compiled entry point, or Numba's
     dispatcher when NumPy arrays come in), and where the NumPy and the dpnp
-    arrays are."""
+    arrays are, and the Python floats typed float32 (on a device without
+    fp64)."""
 
     placement: Placement
     handle: runtime.Queue
@@ -283,10 +299,13 @@ class _CallPlan:
     returns_arrays: bool
     numpy: tuple[int, ...]
     dpnp: tuple[int, ...]
+    float32: tuple[int, ...]
 
     def run(self, function: JitFunction, args: tuple) -> Any:
         if self.dpnp:  # compiled code takes their usm_ndarray
             args = tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
+        if self.float32:
+            args = _floats_as_float32(args)
         # as place() does: dpctl's work on the arrays' other queues is done first
         for queue in self.placement.waited:
             queue.wait()

@@ -27,6 +27,7 @@ from numba.core.typing.typeof import Purpose
 from . import runtime, targets
 from .array_library import is_usm_ndarray
 from .errors import XpucError, placement_error
+from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.usm import host_view
@@ -136,17 +137,18 @@ class KernelFunction:
             raise ValueError(f"kernel {where}: work-group of {math.prod(local_size)} items "
                              f"{local_size} is larger than {device.name} allows "
                              f"({device.max_work_group_size})")
-        argument_types = self._argument_types(placement)
+        argument_types = self._argument_types(placement, targets.has_fp64(device))
         if 0 in global_size:  # no work-items: nothing to compile, copy or launch
             return
         compiled = self.compile(argument_types, len(global_size), device)
         if not compiled.lowered.empty:  # a kernel with no effect: nothing to copy or launch
             self._run(compiled, placement, global_size, local_size)
 
-    def _argument_types(self, placement: Placement) -> tuple[types.Type, ...]:
+    def _argument_types(self, placement: Placement, fp64: bool) -> tuple[types.Type, ...]:
         found = []
         for name, value in zip(self._parameters, placement.args):
-            nbtype = numba.typeof(value, Purpose.argument)
+            nbtype = (python_float_type(fp64) if type(value) is float
+                      else numba.typeof(value, Purpose.argument))
             if not isinstance(nbtype, (types.Array, types.Number, types.Boolean)):
                 raise TypeError(f"kernel {self.py_func.__qualname__}: argument {name} is "
                                 f"{type(value).__name__}; a kernel takes arrays and scalars")
@@ -154,16 +156,17 @@ class KernelFunction:
         return tuple(found)
 
     def compile(self, argtypes: tuple[types.Type, ...], ndim: int,
-                device: dpctl.SyclDevice) -> _Compiled:
-        """The kernel for arguments of ``argtypes`` over an ``ndim``-D range."""
+                device: dpctl.SyclDevice | str) -> _Compiled:
+        """The kernel for arguments of ``argtypes`` over an ``ndim``-D range,
+        for ``device`` or the Intel GPU architecture it names."""
         key = (argtypes, ndim, targets.code_key(device))
         with self._lock:
             compiled = self._compiled.get(key)
             if compiled is None:
-                func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes)
+                target = targets.target_for(device)
+                func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes, target.fp64)
                 module = translate_kernel(func_ir, typemap, calltypes, self._name, ndim)
-                lowered = compile_to_spirv(self._name, module.mlir, targets.target_for(device),
-                                           KERNEL_STAGES)
+                lowered = compile_to_spirv(self._name, module.mlir, target, KERNEL_STAGES)
                 compiled = self._compiled[key] = _Compiled(
                     module, lowered, runtime.spirv_hash(lowered.spirv))
         return compiled

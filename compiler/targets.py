@@ -4,16 +4,38 @@ assumed for one CPU)."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
+
 import dpctl
 
 from .device import root_device
+from .intel_gpus import arch_target
 from .passes import Target
 
+# XPUC_FP64=0: every device counts as lacking fp64, so that code meant for a
+# GPU without it (Arc, an integrated GPU) is typed and run as there
+FP64_VARIABLE = "XPUC_FP64"
 
-def target_for(device: dpctl.SyclDevice) -> Target:
-    """What changes generated code on ``device``."""
+
+def fp64_switched_off() -> bool:
+    return os.environ.get(FP64_VARIABLE) == "0"
+
+
+def has_fp64(device: dpctl.SyclDevice) -> bool:
+    """Whether code for ``device`` may use float64."""
+    return device.has_aspect_fp64 and not fp64_switched_off()
+
+
+def target_for(device: dpctl.SyclDevice | str) -> Target:
+    """What changes generated code on ``device``, or on the Intel GPU
+    architecture it names (``dg2``, see ``intel_gpus``)."""
+    if isinstance(device, str):
+        target = arch_target(device)
+        return dataclasses.replace(target, fp64=target.fp64 and not fp64_switched_off())
     return Target(
-        fp64=device.has_aspect_fp64,
+        name=device.name,
+        fp64=has_fp64(device),
         fp16=device.has_aspect_fp16,
         atomic64=device.has_aspect_atomic64,
         vector_lanes=vector_lanes(device),
@@ -22,13 +44,15 @@ def target_for(device: dpctl.SyclDevice) -> Target:
     )
 
 
-def code_key(device: dpctl.SyclDevice) -> str:
+def code_key(device: dpctl.SyclDevice | str) -> str:
     """What code compiled for ``device`` is kept under: its root device's
-    filter string. A split divides a device's compute units, not its
-    instruction set or aspects, so sub-devices share their root's code (the
+    filter string, or the Intel GPU architecture's name, marked when
+    ``XPUC_FP64=0`` types its code otherwise. A split divides a device's
+    compute units, not its instruction set or aspects, so sub-devices share their root's code (the
     same SPIR-V); each one's driver builds it for itself, as a program built
     for one sub-device does not run on another, even in one context."""
-    return root_device(device).filter_string
+    name = f"arch:{device}" if isinstance(device, str) else root_device(device).filter_string
+    return name + "/no-fp64" * fp64_switched_off()
 
 
 def vector_lanes(device: dpctl.SyclDevice) -> int:

@@ -1,7 +1,8 @@
 """Shared test setup: every SPIR-V module the tests compile is validated with
 ``spirv-val --target-env opencl2.1`` after the test that produced it (modules
 with 64-bit atomics against spv1.2, see below), and every PTX module with
-``ptxas`` for the architecture it names."""
+``ptxas`` for the architecture it names. Every SPIR-V module is also built for
+Intel GPUs by ocloc, in the background (intel_gpu_builds.py)."""
 
 import glob
 import os
@@ -11,6 +12,12 @@ import subprocess
 import tempfile
 
 import pytest
+from intel_gpu_builds import (  # noqa: F401  (conftest's: a fixture and hooks pytest finds here)
+    builds_for_intel_gpus,
+    pytest_report_header,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
 
 import xpuc.runtime
 

@@ -56,9 +56,11 @@ class KernelModule:
     arrays: dict[str, ArrayUse]
 
 
-def type_kernel(py_func, argtypes: tuple[types.Type, ...]) -> tuple[ir.FunctionIR, dict, dict]:
-    """Numba's typed IR of ``py_func`` for ``argtypes``, which must return nothing."""
-    func_ir, typemap, calltypes, return_type = type_function(py_func, argtypes)
+def type_kernel(py_func, argtypes: tuple[types.Type, ...], fp64: bool = True
+                ) -> tuple[ir.FunctionIR, dict, dict]:
+    """Numba's typed IR of ``py_func`` for ``argtypes``, which must return
+    nothing; Python floats are float32 unless ``fp64``."""
+    func_ir, typemap, calltypes, return_type = type_function(py_func, argtypes, fp64)
     if return_type != types.none:
         raise UnsupportedError(
             f"{func_ir.loc.filename}:{func_ir.loc.line}: kernel '{py_func.__name__}' returns "

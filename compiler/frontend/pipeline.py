@@ -32,6 +32,7 @@ from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
 from .device_functions import InlineDeviceFunctions
+from .float32_typing import PythonFloatsAsFloat32
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 from .inplace_operators import InplaceArrayOperators
@@ -111,6 +112,8 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             self.state.flags.no_cfunc_wrapper = True
             pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
+            if not offload.target.fp64:
+                pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
             pm.add_pass_after(InplaceArrayOperators, InlineOverloads)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, ParforPreLoweringPass)
@@ -140,9 +143,13 @@ class _KernelTyping(CompilerBase):
     """Numba's untyped passes and type inference; nothing is lowered (an
     explicit kernel's IR goes to MLIR instead)."""
 
+    fp64 = True  # whether the device has fp64 (else Python floats are float32)
+
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_untyped_pipeline(self.state)
         pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
+        if not self.fp64:
+            pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
         pm.add_pass(NopythonTypeInference, "nopython type inference")
         pm.add_pass(PreLowerStripPhis, "remove phi nodes")
         pm.add_pass(StopAfterTyping, "stop after typing")
@@ -150,10 +157,14 @@ class _KernelTyping(CompilerBase):
         return [pm]
 
 
-def type_function(py_func, argtypes: tuple[types.Type, ...]
+class _KernelTypingFloat32(_KernelTyping):
+    fp64 = False
+
+
+def type_function(py_func, argtypes: tuple[types.Type, ...], fp64: bool = True
                   ) -> tuple[ir.FunctionIR, dict, dict, types.Type]:
     """Numba's typed IR of ``py_func`` for ``argtypes``: the IR, its typemap,
-    calltypes and return type."""
+    calltypes and return type; Python floats are float32 unless ``fp64``."""
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
     typingctx.refresh()
     targetctx.refresh()
@@ -161,7 +172,7 @@ def type_function(py_func, argtypes: tuple[types.Type, ...]
     flags.nrt = True  # np.empty and what builds on it (np.zeros) type only with it
     try:
         return compile_extra(typingctx, targetctx, py_func, argtypes, None, flags, {},
-                             pipeline_class=_KernelTyping)
+                             pipeline_class=_KernelTyping if fp64 else _KernelTypingFloat32)
     except AttributeError:
         # Numba's typing looks names up in modules and lets a missing one's
         # AttributeError out of its internals: name it, and the user's line

@@ -118,20 +118,52 @@ def complete_vce(module: ir.Module) -> None:
 
 
 def check_float_support(module: ir.Module, target: Target) -> None:
-    """Refuse a kernel that uses a float type the device lacks, naming both,
-    rather than let the SPIR-V conversion fail on the whole kernel."""
+    """Refuse a kernel that uses a float type the device lacks, naming both
+    and the user's line of the first op that makes or takes it (the kernel's
+    own line only where no such op says), rather than let the SPIR-V
+    conversion or the device's compiler fail on the whole kernel."""
     missing = {ir.F64Type: "fp64"} if not target.fp64 else {}
     missing.update({ir.F16Type: "fp16"} if not target.fp16 else {})
+    if not missing:
+        return
     for kernel in ops_named(module.operation, "gpu.func"):
-        for op in nested_ops(kernel):
-            values = [*op.results, *(arg for region in op.regions
-                                     for block in region.blocks for arg in block.arguments)]
-            for value in values:
-                value_type = value.type
-                if isinstance(value_type, ir.ShapedType):
-                    value_type = value_type.element_type
-                for float_type, aspect in missing.items():
-                    if isinstance(value_type, float_type):
-                        raise UnsupportedError(
-                            f"kernel '{symbol_name(kernel)}' uses {value_type} ({op.name}), "
-                            f"but the device has no {aspect}")
+        uses = [(op, value.type, aspect) for op in nested_ops(kernel)
+                for value in (*op.results, *op.operands, *(
+                    arg for region in op.regions for block in region.blocks
+                    for arg in block.arguments))
+                for float_type, aspect in missing.items()
+                if isinstance(_element_type(value.type), float_type)]
+        if not uses:
+            continue
+        located = [(op, value_type, aspect, _source_line(op.location))
+                   for op, value_type, aspect in uses]
+        op, value_type, aspect, where = next(
+            (use for use in located if use[3] is not None and use[0] is not kernel),
+            located[0])
+        raise UnsupportedError(
+            f"kernel '{symbol_name(kernel)}' uses {_element_type(value_type)} ({op.name}"
+            + (f" at {where}" if where else "") + f"), but {target.name} has no {aspect}"
+            + _FP64_ADVICE * (aspect == "fp64"))
+
+
+def _element_type(value_type: ir.Type) -> ir.Type:
+    return value_type.element_type if isinstance(value_type, ir.ShapedType) else value_type
+
+
+# what to change, for code that needs float64 where there is none
+_FP64_ADVICE = ("; Python floats are float32 there, but float64 arrays, np.float64(...) "
+                "and true division of integers need fp64")
+
+
+def _source_line(location: ir.Location) -> str | None:
+    """``file:line`` of the user's source an op comes from, if it says."""
+    if location.is_a_file():
+        return f"{location.filename}:{location.start_line}"
+    if location.is_a_fused():
+        found = (_source_line(inner) for inner in location.locations)
+        return next((where for where in found if where), None)
+    if location.is_a_name():
+        return _source_line(location.child_loc)
+    if location.is_a_callsite():
+        return _source_line(location.callee)
+    return None

@@ -21,6 +21,9 @@ class Target:
     it: parfor kernels leave them to the device runtime, see
     gpu_rewrites.index_by_global_ids.)"""
 
+    # what the code is for, as errors name it: a SYCL device's name, or an
+    # Intel GPU architecture as ocloc names it (``xpuc compile --arch dg2``)
+    name: str = "the device"
     fp64: bool = True
     fp16: bool = False
     atomic64: bool = True  # 64-bit atomics (explicit kernels' atomic.add)

@@ -1,0 +1,70 @@
+"""Python floats as float32, for a device without fp64.
+
+Numba types a Python float as float64, so ``a * 0.25`` on a float32 array
+computes in double, which a GPU without fp64 (Arc, integrated Iris Xe) cannot
+build. NumPy 2 keeps that product float32: a Python scalar is "weak" beside
+an array (NEP 50). On such a device xpuc makes every Python float of a
+function float32 before Numba types it: float literals, float globals
+(``math.pi``, ``np.inf``) and ``float(...)``; float scalar arguments are typed
+float32 by the dispatcher and the kernel launcher (``python_float_type``).
+float32 data then stays float32, and a sum seeded with ``0.0`` accumulates in
+float32. What still needs float64 (float64 arrays, ``np.float64(...)``, true
+division of integers) is left as Numba types it, and refused before any build
+by the spirv stage's check, naming fp64, the target and the line.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import numpy as np
+from numba.core import ir, types
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.ir_utils import build_definitions, guard
+
+
+def python_float_type(fp64: bool) -> types.Float:
+    """The type of a Python float argument on a device with or without fp64."""
+    return types.float64 if fp64 else types.float32
+
+
+def _float32_value(func_ir: ir.FunctionIR, value: ir.Inst) -> object | None:
+    """What replaces ``value`` (the right side of an assignment): a float32
+    constant for a Python float, ``np.float32`` for ``float``; else None."""
+    if isinstance(value, (ir.Const, ir.Global, ir.FreeVar)):
+        if type(value.value) is float:
+            return ir.Const(np.float32(value.value), value.loc)
+        if value.value is float:
+            return ir.Global("float32", np.float32, value.loc)
+    elif isinstance(value, ir.Expr) and value.op == "getattr":
+        # math.pi, np.inf: a module's float
+        module = guard(func_ir.get_definition, value.value)
+        if isinstance(module, (ir.Global, ir.FreeVar)) and isinstance(module.value, ModuleType):
+            found = getattr(module.value, value.attr, None)
+            if type(found) is float:
+                return ir.Const(np.float32(found), value.loc)
+    return None
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class PythonFloatsAsFloat32(FunctionPass):
+    """Replace each Python float of the untyped IR (device functions inlined)
+    with a float32 constant, before typing."""
+
+    _name = "xpuc_python_floats_as_float32"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        func_ir = state.func_ir
+        changed = False
+        for block in func_ir.blocks.values():
+            for assign in block.find_insts(ir.Assign):
+                replacement = _float32_value(func_ir, assign.value)
+                if replacement is not None:
+                    assign.value = replacement
+                    changed = True
+        if changed:  # definitions name the values replaced
+            func_ir._definitions = build_definitions(func_ir.blocks)
+        return changed

@@ -1,0 +1,133 @@
+"""Every SPIR-V module the tests compile is also built by Intel's GPU compiler,
+ocloc: for ``pvc`` (Data Center GPU Max, with fp64) all of them, for ``dg2``
+(Arc, no fp64) those that declare no Float64 capability. conftest.py imports
+this module's fixture and hooks.
+
+Each distinct module (by its bytes) is built once, in the background: a
+thread hands batches to ``ocloc multi`` while the tests run, and the session
+waits for the last batch at its end. A failed build fails the session,
+naming the test that compiled the module and the compiler's message. Without
+ocloc, nothing is built and the report header says how to get it;
+``XPUC_REQUIRE_OCLOC=1`` (CI) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import array
+import hashlib
+import os
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pytest
+
+from xpuc import ocloc
+
+ALL_KERNELS_ARCH = "pvc"
+FLOAT32_KERNELS_ARCH = "dg2"
+_BATCH = 48  # modules per ocloc process: its libraries load once per batch
+
+_OCLOC = ocloc.find_ocloc()
+_seen_files: set[str] = set()
+_seen_modules: set[str] = set()
+_pending: list[tuple[str, str, bytes, str]] = []  # (test, file, SPIR-V, arch)
+_batches: list[Future] = []
+_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocloc")
+_busy_seconds = [0.0]
+_lock = threading.Lock()
+
+
+def declares_float64(spirv: bytes) -> bool:
+    """Whether a SPIR-V module declares the Float64 capability (its
+    OpCapability instructions come first, before OpMemoryModel)."""
+    words = array.array("I", spirv[: len(spirv) // 4 * 4])
+    position = 5  # after the header
+    while position < len(words):
+        count, opcode = words[position] >> 16, words[position] & 0xFFFF
+        if opcode == 14 or count == 0:  # OpMemoryModel: no capability after it
+            return False
+        if opcode == 17 and words[position + 1] == 10:  # OpCapability Float64
+            return True
+        position += count
+    return False
+
+
+def _build(batch: list[tuple[str, str, bytes, str]]) -> list[tuple[str, str, str, str]]:
+    """Build one batch; the failures as (test, file, arch, compiler's message)."""
+    started = time.perf_counter()
+    builds = ocloc.build_many(_OCLOC, [(spirv, arch) for _, _, spirv, arch in batch])
+    with _lock:
+        _busy_seconds[0] += time.perf_counter() - started
+    return [(test, name, arch, build.errors)
+            for (test, name, _, arch), build in zip(batch, builds) if not build.succeeded]
+
+
+def _submit(batch: list) -> None:
+    if batch:
+        _batches.append(_pool.submit(_build, batch))
+
+
+@pytest.fixture(autouse=True)
+def builds_for_intel_gpus(request):
+    """Queue the SPIR-V modules a test compiled for ocloc builds."""
+    yield
+    if _OCLOC is None:
+        if os.environ.get("XPUC_REQUIRE_OCLOC"):
+            pytest.fail(f"ocloc is required (XPUC_REQUIRE_OCLOC) but not found: {ocloc.HOW_TO_GET}")
+        return
+    directory = os.environ["XPUC_DUMP_DIR"]
+    for name in sorted(set(os.listdir(directory)) - _seen_files):
+        _seen_files.add(name)
+        if not name.endswith(".spv"):
+            continue
+        with open(os.path.join(directory, name), "rb") as file:
+            spirv = file.read()
+        digest = hashlib.sha256(spirv).hexdigest()
+        if digest in _seen_modules:
+            continue
+        _seen_modules.add(digest)
+        _pending.append((request.node.nodeid, name, spirv, ALL_KERNELS_ARCH))
+        if not declares_float64(spirv):
+            _pending.append((request.node.nodeid, name, spirv, FLOAT32_KERNELS_ARCH))
+    if len(_pending) >= _BATCH:
+        _submit(_pending[:])
+        _pending.clear()
+
+
+def pytest_report_header(config) -> str:
+    if _OCLOC is None:
+        return (f"ocloc: not found, kernels are not built for Intel GPUs ({ALL_KERNELS_ARCH}, "
+                f"{FLOAT32_KERNELS_ARCH}): {ocloc.HOW_TO_GET}")
+    return (f"ocloc: {_OCLOC}: every kernel is also built for {ALL_KERNELS_ARCH}, "
+            f"those without float64 for {FLOAT32_KERNELS_ARCH}")
+
+
+_failures: list[tuple[str, str, str, str]] = []
+
+
+def pytest_sessionfinish(session) -> None:
+    """Wait for the builds; a failed one fails the session."""
+    if _OCLOC is None:
+        return
+    _submit(_pending[:])
+    _pending.clear()
+    waited = time.perf_counter()
+    for batch in _batches:
+        _failures.extend(batch.result())
+    session.config._xpuc_ocloc_wait = time.perf_counter() - waited
+    if _failures:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _OCLOC is None:
+        return
+    wait = getattr(terminalreporter.config, "_xpuc_ocloc_wait", 0.0)
+    terminalreporter.write_line(
+        f"ocloc: {len(_seen_modules)} distinct SPIR-V modules built for Intel GPUs in "
+        f"{_busy_seconds[0]:.1f} s in the background ({wait:.1f} s waited at the end)")
+    for test, name, arch, message in _failures:
+        terminalreporter.write_line(f"FAILED ocloc build for {arch} of {name} (from {test}):",
+                                    red=True)
+        terminalreporter.write_line("  " + message.replace("\n", "\n  "))
