@@ -3,6 +3,8 @@ offloaded: each construct run on dpnp arrays and on NumPy arrays in a device
 context, checked against the plain Python function on NumPy arrays and
 checked to launch kernels."""
 
+import cmath
+
 import numba
 import numpy as np
 import pytest
@@ -177,3 +179,54 @@ def test_dot_of_rows_of_two_arrays_is_refused_naming_the_line():
     line = row_dots.__code__.co_firstlineno + 3
     assert f"{__file__}:{line}:" in str(refusal.value)
     assert "np.dot" in str(refusal.value)
+
+
+# ---- complex functions -------------------------------------------------------------
+
+
+def complex_functions(z, w):
+    out = np.empty((4, z.shape[0]), dtype=z.dtype)
+    for i in numba.prange(z.shape[0]):
+        out[0, i] = cmath.exp(z[i])
+        out[1, i] = cmath.log(z[i])
+        out[2, i] = z[i] ** w[i]
+        out[3, i] = np.exp(z[i]) * 2
+    return out
+
+
+def complex_array_expression(z):
+    return np.exp(z) + np.log(z) + z ** 2
+
+
+inf, nan = np.inf, np.nan
+BASES = np.array([1 + 2j, -0.5 + 0.25j, 3j, -2, 0, 0, 0, 0, 1e300 + 1e300j, complex(inf, 0),
+                  complex(inf, 1), complex(inf, inf), complex(-inf, 1), complex(-inf, nan),
+                  complex(nan, 0), complex(nan, 1), complex(1, inf), 2 + 1j])
+EXPONENTS = np.array([0.5 + 1j, 3, -1.5, 2, 0, 2, -1, 1j, 0.5, 1, 2, 0.5, 1, 1, 1, 1, 1, 0])
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cmath_exp_log_and_power_as_numba_computes_them(inputs, dtype):
+    """Special values (infinities, NaNs, a zero base) as Numba gives them on
+    the CPU, ZeroDivisionError's cases as NaNs. complex64 is compared with
+    complex128's answers, and its power with finite bases only: Numba
+    computes a complex64 power in double precision, where the sign of an
+    infinite part (inf times the sine of a rounded pi) can differ, and
+    makes the result of float parts as ``x + y * I`` in C, which turns an
+    infinite imaginary part into a NaN real one."""
+    with np.errstate(all="ignore"):
+        z, w = BASES.astype(dtype), EXPONENTS.astype(dtype)
+        expected = numba.njit(complex_functions)(z.astype(np.complex128),
+                                                 w.astype(np.complex128)).astype(dtype)
+    result, _, launches = run_on_device(complex_functions, z, w, inputs=inputs)
+    if dtype == np.complex64:
+        expected[2, ~np.isfinite(z)] = result[2, ~np.isfinite(z)]
+    rtol = 1e-12 if dtype == np.complex128 else 1e-5
+    np.testing.assert_allclose(result, expected, rtol=rtol)
+    assert launches == 1
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_complex_functions_of_arrays(inputs):
+    check_offloaded(complex_array_expression, np.arange(1, 7) * (0.5 - 1.5j), inputs=inputs)

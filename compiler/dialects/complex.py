@@ -7,6 +7,8 @@ return a complex or a scalar value."""
 from __future__ import annotations
 
 import builtins
+import cmath
+import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from numba.core import types as nbtypes
 from .arith import binary, compare, select
 from .builder import Builder, Value
 from .registry import RuleTable, lookup_rule
+from .types import BOOL
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,86 @@ def _imag(b: Builder, args: Sequence[Complex]) -> Value:
 def _abs(b: Builder, args: Sequence[Complex]) -> Value:
     (x,) = args
     return lookup_rule(np.hypot)(b, [x.real, x.imag], x.real.type)
+
+
+def _scalar(b: Builder, key: object, *args: Value) -> Value:
+    """A real function of the parts, by its scalar emit rule."""
+    return lookup_rule(key)(b, list(args), args[0].type)
+
+
+@complex_rule(cmath.exp, np.exp)
+def _exp(b: Builder, args: Sequence[Complex]) -> Complex:
+    """Numba's ``cmath.exp`` (numba/cpython/cmathimpl.py, CPython's special
+    values): e**x (cos y, sin y), a zero cosine or sine kept as it is (so
+    exp(inf + 0j) is inf + 0j); with y infinite or NaN, NaNs except
+    (inf, NaN) for x = inf and 0 for x = -inf."""
+    (z,) = args
+    x, y, t = z.real, z.imag, z.real.type
+    zero, inf = b.constant(0.0, t), b.constant(math.inf, t)
+    magnitude = _scalar(b, math.exp, x)
+    parts = []
+    for trig in (math.cos, math.sin):
+        value = _scalar(b, trig, y)
+        parts.append(select(b, compare(b, "eq", value, zero), value,
+                            binary(b, "arith.mulf", magnitude, value)))
+    y_not_finite = binary(b, "arith.xori", _scalar(b, math.isfinite, y),
+                          b.constant(True, BOOL))
+    to_inf = binary(b, "arith.andi", y_not_finite, compare(b, "eq", x, inf))
+    to_zero = binary(b, "arith.andi", y_not_finite,
+                     compare(b, "eq", x, b.constant(-math.inf, t)))
+    real = select(b, to_zero, zero, select(b, to_inf, x, parts[0]))
+    return Complex(real, select(b, to_zero, zero, parts[1]))
+
+
+@complex_rule(cmath.log, np.log)
+def _log(b: Builder, args: Sequence[Complex]) -> Complex:
+    """Numba's ``cmath.log``: log |z| + j atan2(y, x)."""
+    (z,) = args
+    return Complex(_scalar(b, math.log, _scalar(b, math.hypot, z.real, z.imag)),
+                   _scalar(b, math.atan2, z.imag, z.real))
+
+
+@complex_rule(operator.pow, operator.ipow, np.power, builtins.pow)
+def _pow(b: Builder, args: Sequence[Complex]) -> Complex:
+    """Numba's complex power: z * z for an exponent of 2, else CPython's
+    ``_Py_c_pow`` in polar form; 1 for an exponent of 0, and for a zero base
+    0, or NaNs where CPython raises ZeroDivisionError (an exponent with an
+    imaginary part or a negative real one)."""
+    z, w = args
+    t = z.real.type
+    zero, one = b.constant(0.0, t), b.constant(1.0, t)
+
+    def both_zero(c: Complex) -> Value:
+        return binary(b, "arith.andi", compare(b, "eq", c.real, zero),
+                      compare(b, "eq", c.imag, zero))
+
+    modulus = _scalar(b, math.hypot, z.real, z.imag)
+    angle = _scalar(b, math.atan2, z.imag, z.real)
+    length = _scalar(b, math.pow, modulus, w.real)
+    phase = binary(b, "arith.mulf", angle, w.real)
+    # with an imaginary exponent only (0 * log|z| would be NaN for |z| = inf)
+    complex_exponent = compare(b, "ne", w.imag, zero)
+    length = select(b, complex_exponent, binary(
+        b, "arith.divf", length, _scalar(b, math.exp, binary(b, "arith.mulf", angle, w.imag))),
+        length)
+    phase = select(b, complex_exponent, binary(
+        b, "arith.addf", phase, binary(b, "arith.mulf", w.imag, _scalar(b, math.log, modulus))),
+        phase)
+    polar = [binary(b, "arith.mulf", length, _scalar(b, trig, phase))
+             for trig in (math.cos, math.sin)]
+    # a zero base: 0, or NaN where CPython raises
+    raises = binary(b, "arith.ori", complex_exponent, compare(b, "lt", w.real, zero))
+    at_zero = select(b, raises, b.constant(math.nan, t), zero)
+    base_zero, exponent_zero = both_zero(z), both_zero(w)
+    square = _mul(b, [z, z])
+    exponent_two = binary(b, "arith.andi", compare(b, "eq", w.real, b.constant(2.0, t)),
+                          compare(b, "eq", w.imag, zero))
+    parts = []
+    for part, first, zero_part in zip(Complex.PARTS, (one, zero), (at_zero, at_zero)):
+        value = select(b, base_zero, zero_part, polar[len(parts)])
+        value = select(b, exponent_zero, first, value)
+        parts.append(select(b, exponent_two, getattr(square, part), value))
+    return Complex(*parts)
 
 
 def _equality(predicate: str, combine: str):
