@@ -164,14 +164,14 @@ def test_argmin_of_bools_is_refused():
 
 def test_complex_operation_without_a_rule_is_refused():
     @xpuc.jit
-    def exponentials(a, out):
+    def sines(a, out):
         for i in numba.prange(a.shape[0]):
-            out[i] = np.exp(a[i])
+            out[i] = np.sin(a[i])
 
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
-        exponentials(np.ones(4, np.complex128), np.zeros(4, np.complex128))
-    assert "call to numpy.exp on complex numbers" in str(info.value)
-    assert f"{__file__}:{_line_of(exponentials, 'out[i] =')}" in str(info.value)
+        sines(np.ones(4, np.complex128), np.zeros(4, np.complex128))
+    assert "call to numpy.sin on complex numbers" in str(info.value)
+    assert f"{__file__}:{_line_of(sines, 'out[i] =')}" in str(info.value)
 
 
 def test_array_assigned_in_the_loop_and_read_after_it_is_refused():
