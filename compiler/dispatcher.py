@@ -26,6 +26,7 @@ from .cache import device_key, offload_cache
 from .device import get_current_queue
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
+from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
 from .passes import Lowered
 from .placement import Placement, place
@@ -175,11 +176,13 @@ class JitFunction:
                 link_runtime()  # cached code calls the runtime too
                 dispatcher = numba.njit(pipeline_class=compiler_for(offload),
                                         **options)(self.py_func)
+                remember_literal_arguments(dispatcher)
                 # its own cache files, not the CPU build's (set before compiling)
                 dispatcher._cache = offload_cache(self.py_func, device_key(device, target),
                                                   cache_option)
                 for signature in self._signatures or ():
-                    dispatcher.compile(signature)
+                    with literals_refused():
+                        dispatcher.compile(signature)
                 if self._signatures:
                     dispatcher.disable_compile()
                 found = self._devices[key] = (dispatcher, offload)

@@ -230,3 +230,62 @@ def test_cmath_exp_log_and_power_as_numba_computes_them(inputs, dtype):
 @pytest.mark.parametrize("inputs", INPUTS)
 def test_complex_functions_of_arrays(inputs):
     check_offloaded(complex_array_expression, np.arange(1, 7) * (0.5 - 1.5j), inputs=inputs)
+
+
+# ---- arrays of a shape given by an argument, made in a body ------------------------
+
+
+def nearest_labels(x_train, y_train, x_test, k):
+    """knn's per-point queue of (distance, label), as dpbench writes it."""
+    out = np.empty(x_test.shape[0])
+    for i in numba.prange(x_test.shape[0]):
+        queue = np.empty(shape=(k, 2))
+        for j in range(k):
+            queue[j, 0] = abs(x_train[j] - x_test[i])
+            queue[j, 1] = y_train[j]
+        total = 0.0
+        for j in range(k):
+            total += queue[j, 0] * queue[j, 1]
+        out[i] = total
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_body_array_of_a_shape_given_by_an_argument(inputs):
+    data = (np.arange(8.0), np.arange(8.0) % 3, np.linspace(0, 7, 5))
+    for k in (3, 5):
+        check_offloaded(nearest_labels, *data, k, inputs=inputs)
+
+
+def test_each_value_of_such_an_argument_compiles_once():
+    data = (np.arange(8.0), np.arange(8.0) % 3, np.linspace(0, 7, 5))
+    jitted = xpuc.jit(nearest_labels)
+    with xpuc.device_context(DEVICE):
+        compiled = []
+        for k in (3, 3, 4, 3, 4):
+            xpuc.reset_stats()
+            np.testing.assert_allclose(jitted(*data, k), nearest_labels(*data, k))
+            compiled.append(xpuc.stats()["kernels_compiled"])
+    assert compiled == [1, 0, 1, 0, 0]
+
+
+def body_array_of_a_computed_shape(x):
+    out = np.empty(x.shape[0])
+    n = x.shape[0] // 2
+    for i in numba.prange(x.shape[0]):
+        scratch = np.empty(n)
+        scratch[0] = x[i]
+        out[i] = scratch[0]
+    return out
+
+
+def test_body_array_of_a_shape_known_only_when_running_is_refused():
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+        xpuc.jit(body_array_of_a_computed_shape)(np.ones(4))
+    line = body_array_of_a_computed_shape.__code__.co_firstlineno + 4
+    assert f"{__file__}:{line}: an array made in a parfor body" in str(refusal.value)
+    # with an explicit signature, an argument's value cannot be compiled in
+    typed = xpuc.jit("float64[:](float64[:], float64[:], float64[:], int64)")(nearest_labels)
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+        typed(np.ones(4), np.ones(4), np.ones(2), 2)
+    assert "not a constant or integer arguments" in str(refusal.value)

@@ -20,6 +20,7 @@ from .. import runtime
 from ..errors import UnsupportedError, XpucError
 from ..passes import Lowered, Stage, Target, lower
 from ..passes.launch_plan import KernelLaunch, LaunchPlan
+from .literal_arguments import ShapeNotConstant, specialize_on_arguments
 from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
@@ -380,9 +381,13 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     fndesc = lowerer.fndesc
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1
-    kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
-                              kernel_name(fndesc.qualname, ordinal),
-                              offload.target.vector_lanes)
+    try:
+        kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
+                                  kernel_name(fndesc.qualname, ordinal),
+                                  offload.target.vector_lanes)
+    except ShapeNotConstant as refusal:
+        specialize_on_arguments(lowerer.func_ir, refusal)
+        raise UnsupportedError(str(refusal)) from None
     try:
         lowered = compile_to_spirv(kernel.name, kernel.mlir, offload.target)
     except UnsupportedError as error:  # what the device cannot run (no fp64)

@@ -21,6 +21,7 @@ from numba.np import numpy_support
 
 from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref, spirv
 from ...errors import UnsupportedError
+from ..literal_arguments import ShapeNotConstant, outer_variables
 from ..translation import (
     ArrayValue,
     SharedUpdate,
@@ -127,7 +128,9 @@ def _constant_shape(t: Translation, shape: ir.Var, loc: ir.Loc) -> tuple[int, ..
     found = constant_value(t, shape)
     found = found if isinstance(found, tuple) else (found,)
     if not all(isinstance(n, int) and n >= 0 for n in found):
-        raise UnsupportedError(f"{where(loc)}: an {_PRIVATE} with a shape that is not a constant")
+        raise ShapeNotConstant(f"{where(loc)}: an {_PRIVATE} with a shape that is not a "
+                               "constant or integer arguments of the function",
+                               outer_variables(t, shape))
     return found
 
 
