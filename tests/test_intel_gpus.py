@@ -115,6 +115,42 @@ def test_an_explicit_kernel_with_a_float_argument(no_fp64):
     assert "f64" not in kernel.inspect_mlir("spirv")
 
 
+def halves_and_signs(a, out):
+    for i in numba.prange(1, a.shape[0] - 1):
+        out[i] = (a[i - 1] + a[i + 1]) / 2 if a[i] > 0 else a[i] * 2 - 1
+
+
+def thirds(a):
+    return (a * 2 + 1) / 3
+
+
+def test_int_literals_beside_float32_stay_float32(no_fp64):
+    a = np.linspace(-1, 1, 101, dtype=np.float32)
+    out = np.zeros_like(a)
+    function = xpuc.jit(halves_and_signs)
+    _, launches = launched(function, a, out)
+    assert launches == 1 and "f64" not in function.inspect_mlir("spirv")
+    expected = np.zeros_like(a)
+    expected[1:-1] = np.where(a[1:-1] > 0, (a[:-2] + a[2:]) / 2, a[1:-1] * 2 - 1)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    result, _ = launched(xpuc.jit(thirds), a)
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, (a * 2 + 1) / 3, rtol=1e-6)
+
+
+def quarters(out):
+    for i in numba.prange(out.shape[0]):
+        out[i] = min(float(i) / 4, np.inf)
+
+
+def test_float_calls_and_numpy_float_constants_are_float32(no_fp64):
+    out = np.zeros(10, dtype=np.float32)
+    function = xpuc.jit(quarters)
+    _, launches = launched(function, out)
+    assert launches == 1 and "f64" not in function.inspect_mlir("spirv")
+    np.testing.assert_array_equal(out, np.arange(10, dtype=np.float32) / 4)
+
+
 def test_devices_with_fp64_keep_numbas_typing():
     a = np.arange(8, dtype=np.float32)
     out, _ = launched(xpuc.jit(axpy), a, 0.1)
@@ -139,10 +175,17 @@ def integer_division(a):
         a[i] = i / a.shape[0]
 
 
+def int_variable(a):
+    n = a.shape[0]
+    for i in numba.prange(n):
+        a[i] = a[i] * n
+
+
 @pytest.mark.parametrize("function, dtype, text", [
     (float64_array, np.float64, "return a * 2.0"),
     (float64_value, np.float32, "np.float64(a[i]) / 3"),
     (integer_division, np.float32, "i / a.shape[0]"),
+    (int_variable, np.float32, "a[i] * n"),
 ])
 def test_float64_is_refused_before_any_build(no_fp64, function, dtype, text):
     xpuc.reset_stats()

@@ -8,9 +8,13 @@ function float32 before Numba types it: float literals, float globals
 (``math.pi``, ``np.inf``) and ``float(...)``; float scalar arguments are typed
 float32 by the dispatcher and the kernel launcher (``python_float_type``).
 float32 data then stays float32, and a sum seeded with ``0.0`` accumulates in
-float32. What still needs float64 (float64 arrays, ``np.float64(...)``, true
-division of integers) is left as Numba types it, and refused before any build
-by the spirv stage's check, naming fp64, the target and the line.
+float32. Python ints are weak beside float32 too (``x / 2``, ``a * 2``,
+``x > 0``): where Numba would widen float32 and an int literal to float64,
+the literal becomes a float32 constant (``WeakIntLiterals``). What still
+needs float64 (float64 arrays, ``np.float64(...)``, true division of
+integers, float32 with int variables) is left as Numba types it, and refused
+before any build by the spirv stage's check, naming fp64, the target and the
+line.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numpy as np
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions, guard
+from numba.core.typed_passes import type_inference_stage
 
 
 def python_float_type(fp64: bool) -> types.Float:
@@ -67,4 +72,75 @@ class PythonFloatsAsFloat32(FunctionPass):
                     changed = True
         if changed:  # definitions name the values replaced
             func_ir._definitions = build_definitions(func_ir.blocks)
+        return changed
+
+
+# rounds of typing WeakIntLiterals runs at most: a literal made float32 can
+# make the next operation float32 in turn ((x * 2) / 3)
+_ROUNDS = 4
+
+
+def _is_float32(nbtype: types.Type | None) -> bool:
+    """float32, or an array of it."""
+    if isinstance(nbtype, types.Array):
+        nbtype = nbtype.dtype
+    return nbtype == types.float32
+
+
+def _widens(signature) -> bool:
+    """Whether an operation's signature computes in float64."""
+    if signature is None:
+        return False
+    return any(nbtype == types.float64 or (isinstance(nbtype, types.Array)
+                                            and nbtype.dtype == types.float64)
+               for nbtype in (*signature.args, signature.return_type))
+
+
+def _int_literal(func_ir: ir.FunctionIR, var: ir.Var) -> ir.Const | None:
+    """The Python int constant ``var`` holds, if it does."""
+    definition = guard(func_ir.get_definition, var)
+    if isinstance(definition, ir.Const) and type(definition.value) is int:
+        return definition
+    return None
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class WeakIntLiterals(FunctionPass):
+    """Make float32 each int literal that a binary operation pairs with a
+    float32 value or array (Numba would compute the pair in float64, NumPy 2
+    in float32), as typing the function finds them, before it is typed for
+    good."""
+
+    _name = "xpuc_weak_int_literals"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        func_ir = state.func_ir
+        changed = False
+        for _ in range(_ROUNDS):
+            typing = type_inference_stage(state.typingctx, state.targetctx, func_ir, state.args,
+                                          None, state.locals, raise_errors=False)
+            if typing.typing_errors:  # typing for good reports them
+                break
+            literals = []
+            for block in func_ir.blocks.values():
+                for expr in block.find_exprs():
+                    if expr.op not in ("binop", "inplace_binop"):
+                        continue
+                    widens = _widens(typing.calltypes.get(expr))
+                    for literal, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
+                        const = _int_literal(func_ir, literal)
+                        other_type = typing.typemap.get(other.name)
+                        # an array expression types float32 here, but its
+                        # parfor computes each element as the scalars do
+                        if const is not None and _is_float32(other_type) and (
+                                widens or isinstance(other_type, types.Array)):
+                            literals.append(const)
+            if not literals:
+                break
+            for const in literals:
+                const.value = np.float32(const.value)
+            changed = True
         return changed

@@ -26,13 +26,13 @@ from numba.core.typed_passes import (
     PreLowerStripPhis,
     PreParforPass,
 )
-from numba.core.untyped_passes import InlineInlinables
+from numba.core.untyped_passes import InlineInlinables, LiteralPropagationSubPipelinePass
 from numba.parfors import parfor
 from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
 from .device_functions import InlineDeviceFunctions
-from .float32_typing import PythonFloatsAsFloat32
+from .float32_typing import PythonFloatsAsFloat32, WeakIntLiterals
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 from .inplace_operators import InplaceArrayOperators
@@ -114,6 +114,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
             if not offload.target.fp64:
                 pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
+                pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)
             pm.add_pass_after(InplaceArrayOperators, InlineOverloads)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, ParforPreLoweringPass)
@@ -150,6 +151,7 @@ class _KernelTyping(CompilerBase):
         pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
         if not self.fp64:
             pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
+            pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)
         pm.add_pass(NopythonTypeInference, "nopython type inference")
         pm.add_pass(PreLowerStripPhis, "remove phi nodes")
         pm.add_pass(StopAfterTyping, "stop after typing")
