@@ -288,11 +288,19 @@ OVERHEAD_TURN = 100
 # runs the kernel of xpuc's one-parfor call (what the device charges for it)
 BARRIER, EMPTY_KERNEL = "empty dpctl submit+wait (barrier)", "empty kernel, dpctl submit+wait"
 PARFOR_KERNEL = "the 1-parfor call's kernel, dpctl submit+wait"
+# a ratio among the overheads (issue 31's target: at most 1.5)
+KERNEL_TO_CALL = "explicit kernel launch / 1-parfor call, USM (×)"
 
 
 @xpuc.kernel
 def _nothing():
     pass
+
+
+@xpuc.kernel
+def _increment(a):
+    i = xpuc.get_global_id(0)
+    a[i] += 1.0
 
 
 def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, float]:
@@ -334,12 +342,15 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     parfor_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
     assert parfor_kernel.num_args == 1, "the one-parfor kernel takes the array alone"
     one_usm, many_usm = "xpuc call, 1 parfor, USM", f"xpuc call, {PARFORS_IN_MANY} parfors, USM"
+    kernel_usm = "xpuc explicit kernel k[1](a), USM (the 1-parfor call's work)"
     runs = {BARRIER: lambda: queue.submit_barrier().wait(),
             EMPTY_KERNEL: lambda: queue.submit(empty_kernel, [], [1]).wait(),
             PARFOR_KERNEL: lambda: queue.submit(parfor_kernel, [tiny_usm.usm_data], [1]).wait(),
             one_usm: lambda: one_parfor(tiny_usm),
             "xpuc call, 1 parfor, NumPy in a context": lambda: one_parfor(tiny_numpy),
-            many_usm: lambda: four_parfors(tiny_usm)}
+            many_usm: lambda: four_parfors(tiny_usm),
+            kernel_usm: lambda: _increment[1](tiny_usm),
+            "xpuc explicit kernel k[1](a), NumPy in a context": lambda: _increment[1](tiny_numpy)}
     samples: dict[str, list[float]] = {name: [] for name in runs}
     # entered once, as by a user calling many times in it; the USM calls run
     # in it too, on its own queue (placement checks that, by identity)
@@ -357,6 +368,7 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     found["per call, besides its parfors"] = one - found["per launched parfor (slope)"]
     found["xpuc's own, 1 parfor, USM (call less its kernel's dpctl submit+wait)"] = (
         one - found[PARFOR_KERNEL])
+    found[KERNEL_TO_CALL] = found[kernel_usm] / one
     return found
 
 
@@ -402,7 +414,8 @@ def overhead_lines(overheads: dict[str, float]) -> list[str]:
     barrier, kernel = overheads[BARRIER], overheads[EMPTY_KERNEL]
     return ["| host overhead | µs | × barrier | × empty kernel |", "|---|---:|---:|---:|"] + [
         f"| {name} | {value:.1f} | {value / barrier:.1f}× | {value / kernel:.1f}× |"
-        for name, value in overheads.items()]
+        for name, value in overheads.items() if name != KERNEL_TO_CALL] + [
+        f"\n{KERNEL_TO_CALL}: {overheads[KERNEL_TO_CALL]:.2f}"]
 
 
 def print_workloads(results: dict[str, dict]) -> None:

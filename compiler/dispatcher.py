@@ -29,7 +29,7 @@ from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, 
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
 from .passes import Lowered
-from .placement import Placement, place
+from .placement import Placement, call_key, place
 from .serialize import reduce_with_function
 
 
@@ -53,7 +53,7 @@ class JitFunction:
         # the last offloaded call: calls in a loop come with the same queue,
         # and finding the device's build again costs more than a kernel launch
         self._last: tuple[dpctl.SyclQueue, Dispatcher, runtime.Queue, bool] | None = None
-        # (device context's queue, _call_key of the arguments) -> what the
+        # (device context's queue, call_key of the arguments) -> what the
         # calls with that pair need, worked out by the first (see _CallPlan)
         self._plans: dict[tuple, _CallPlan] = {}
         self._lock = threading.Lock()
@@ -69,7 +69,7 @@ class JitFunction:
         return self._cpu._numba_type_
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = None if kwargs else _call_key(args)
+        key = None if kwargs else call_key(args)
         if key is not None:
             key = (get_current_queue(), key)
             plan = self._plans.get(key)
@@ -115,7 +115,7 @@ class JitFunction:
     def _remember(self, key: tuple, args: tuple, placement: Placement, dispatcher: Dispatcher,
                   handle: runtime.Queue, fp64: bool) -> None:
         """Keep what the call of ``args`` (under the device context and with
-        the ``_call_key`` that ``key`` pairs) just worked out for the
+        the ``call_key`` that ``key`` pairs) just worked out for the
         next ones with it: its placement (without the arguments; with the USM
         arrays' other queues to wait for), which arguments are dpnp arrays, and
         the compiled entry point itself when no argument is a NumPy array
@@ -258,37 +258,9 @@ _SCALAR_TYPES = (types.NoneType, types.Number, types.Boolean)
 _PLANS_PER_FUNCTION = 64
 
 
-def _call_key(args: tuple) -> tuple | None:
-    """What decides where and how a call with ``args`` runs, when they are
-    all ``usm_ndarray`` or dpnp arrays (queue, dtype, rank, layout and
-    writability, kind of memory), NumPy arrays, float, bool or int (types
-    only); else None."""
-    key = []
-    # None until the array library is loaded (by the placement of a first
-    # call with USM arguments): before, a USM argument makes the key None
-    usm_ndarray = array_library.loaded_usm_ndarray
-    for value in args:
-        kind = type(value)
-        if kind is not usm_ndarray and kind is dpnp_array_class():
-            if usm_ndarray is None:
-                return None
-            key.append(kind)
-            value, kind = value.get_array(), usm_ndarray
-        if kind is usm_ndarray:
-            # the dtype's number: hashing a dtype costs more than the rest
-            key += (value.sycl_queue, value.dtype.num, value.ndim, value.flags.flags,
-                    type(value.usm_data))
-        elif kind is np.ndarray or kind is float or kind is bool or (
-                kind is int and -(1 << 63) < value < (1 << 63)):
-            key.append(kind)
-        else:
-            return None
-    return tuple(key)
-
-
 @dataclasses.dataclass(frozen=True)
 class _CallPlan:
-    """What every call of a function with one ``_call_key`` and device
+    """What every call of a function with one ``call_key`` and device
     context needs, worked out once by the first: its placement (queue, kind
     of memory of results, the USM arrays' other queues), the runtime's handle
     of the queue, what to call (the compiled entry point, or Numba's

@@ -15,7 +15,7 @@ import math
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import dpctl
@@ -25,14 +25,15 @@ from numba.core import sigutils, types
 from numba.core.typing.typeof import Purpose
 
 from . import runtime, targets
-from .array_library import is_usm_ndarray
+from .array_library import is_dpnp_array
+from .device import get_current_queue
 from .errors import XpucError, placement_error
 from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
-from .frontend.usm import host_view
+from .frontend.translation import KernelParam
 from .passes import KERNEL_STAGES, Lowered
-from .placement import Placement, place
+from .placement import Placement, call_key, place
 from .serialize import reduce_with_function
 
 _MAX_DIMS = 3
@@ -102,6 +103,10 @@ class KernelFunction:
         self._parameters = list(inspect.signature(py_func).parameters)
         self._name = re.sub(r"\W", "_", py_func.__name__)
         self._compiled: dict[tuple, _Compiled] = {}
+        # (device context's queue, call_key of the arguments, range rank,
+        # whether a local size is given) -> what the launches with them need,
+        # worked out by the first (see _LaunchPlan)
+        self._plans: dict[tuple, _LaunchPlan] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
 
@@ -109,7 +114,9 @@ class KernelFunction:
         return reduce_with_function(self, self.py_func, self.signatures, self.ndim)
 
     def __getitem__(self, launch_range: int | Sequence[int] | NdRange) -> Callable[..., None]:
-        if not isinstance(launch_range, NdRange):
+        if type(launch_range) is int and launch_range >= 0:  # the common case, checked fast
+            launch_range = (launch_range,)
+        elif not isinstance(launch_range, NdRange):
             launch_range = _sizes(launch_range, "global size")
         return functools.partial(self._launch, launch_range)
 
@@ -119,6 +126,20 @@ class KernelFunction:
                         f"{self.py_func.__name__}[xpuc.NdRange(global_size, local_size)](...)")
 
     def _launch(self, launch_range: tuple[int, ...] | NdRange, *args: Any) -> None:
+        global_size, local_size = (
+            (launch_range.global_size, launch_range.local_size)
+            if isinstance(launch_range, NdRange) else (launch_range, None))
+        key = call_key(args, numpy_types=True)
+        if key is not None:
+            key = (get_current_queue(), key, len(global_size), local_size is None)
+            plan = self._plans.get(key)
+            if plan is not None:
+                if local_size is not None:
+                    self._check_work_group(local_size, plan.max_work_group_size,
+                                           plan.device_name)
+                if 0 not in global_size:
+                    plan.run(args, global_size, local_size)
+                return
         where = self.py_func.__qualname__
         if len(args) != len(self._parameters):
             raise TypeError(f"kernel {where} takes {len(self._parameters)} arguments "
@@ -129,20 +150,25 @@ class KernelFunction:
                 f"kernel {where}: its arguments are NumPy arrays and no device context is "
                 "active; a kernel runs on a device: call it inside xpuc.device_context(...) "
                 "or pass USM arrays")
-        global_size, local_size = (
-            (launch_range.global_size, launch_range.local_size)
-            if isinstance(launch_range, NdRange) else (launch_range, None))
         device = placement.queue.sycl_device
-        if local_size is not None and math.prod(local_size) > device.max_work_group_size:
-            raise ValueError(f"kernel {where}: work-group of {math.prod(local_size)} items "
-                             f"{local_size} is larger than {device.name} allows "
-                             f"({device.max_work_group_size})")
+        self._check_work_group(local_size, device.max_work_group_size, device.name)
         argument_types = self._argument_types(placement, targets.has_fp64(device))
         if 0 in global_size:  # no work-items: nothing to compile, copy or launch
             return
         compiled = self.compile(argument_types, len(global_size), device)
-        if not compiled.lowered.empty:  # a kernel with no effect: nothing to copy or launch
-            self._run(compiled, placement, global_size, local_size)
+        plan = _LaunchPlan.make(self, compiled, placement, args)
+        if key is not None:
+            if len(self._plans) >= _PLANS_PER_KERNEL:
+                self._plans.clear()
+            self._plans[key] = plan
+        plan.run(placement.args, global_size, local_size, placement.resident)
+
+    def _check_work_group(self, local_size: tuple[int, ...] | None, largest: int,
+                          device_name: str) -> None:
+        if local_size is not None and math.prod(local_size) > largest:
+            raise ValueError(f"kernel {self.py_func.__qualname__}: work-group of "
+                             f"{math.prod(local_size)} items {local_size} is larger than "
+                             f"{device_name} allows ({largest})")
 
     def _argument_types(self, placement: Placement, fp64: bool) -> tuple[types.Type, ...]:
         found = []
@@ -171,48 +197,6 @@ class KernelFunction:
                     module, lowered, runtime.spirv_hash(lowered.spirv))
         return compiled
 
-    def _run(self, compiled: _Compiled, placement: Placement, global_size: tuple[int, ...],
-             local_size: tuple[int, ...] | None) -> None:
-        values = dict(zip(self._parameters, placement.args))
-        handle = runtime.queue_handle(placement.queue)
-        runtime.call_begin(handle)
-        try:
-            for host, nbytes in placement.resident:
-                runtime.call_register(host, nbytes)
-            arrays = {name: _host_array(values[name]) for name in compiled.module.arrays}
-            addresses = {}
-            for name, array in arrays.items():
-                start, nbytes = runtime.byte_extent(array)
-                device = runtime.buffer_acquire(start, nbytes, copy_in=True)
-                addresses[name] = device + array.__array_interface__["data"][0] - start
-            args = [self._argument(param, values, arrays, addresses)
-                    for param in compiled.module.params]
-            # SPIR-V's x is the range's last (fastest) dimension
-            runtime.launch(compiled.lowered.spirv, compiled.module.name, args,
-                           global_size[::-1], local_size[::-1] if local_size else None,
-                           compiled.spirv_hash)
-            for name, use in compiled.module.arrays.items():
-                if use.writes:
-                    runtime.buffer_release(*runtime.byte_extent(arrays[name]), copy_out=True)
-        finally:
-            runtime.call_end()
-
-    @staticmethod
-    def _argument(param, values: dict, arrays: dict, addresses: dict) -> tuple[int, Any]:
-        if param.kind in ("array", "pointer"):
-            return runtime.ARG_PTR, addresses[param.var]
-        if param.kind == "dim":
-            return runtime.ARG_I64, arrays[param.var].shape[param.axis]
-        if param.kind == "stride":
-            array = arrays[param.var]
-            return runtime.ARG_I64, array.strides[param.axis] // array.itemsize
-        if param.kind == "num_threads":
-            return runtime.ARG_I64, numba.get_num_threads()
-        value = values[param.var]
-        if param.kind == "tuple_item":  # a complex number travels as its two parts
-            value = (value.real, value.imag)[param.axis]
-        return _SCALAR_KINDS[param.mlir_type], value
-
     def _lowered(self, signature: tuple | None) -> list[_Compiled]:
         found = [c for (argtypes, _, _), c in self._compiled.items()
                  if signature is None or tuple(signature) == argtypes]
@@ -232,10 +216,117 @@ class KernelFunction:
         return {compiled.module.name: compiled.lowered.spirv}
 
 
-def _host_array(value: Any) -> np.ndarray:
-    """An argument array as NumPy sees it (a USM array: a view of its memory,
-    whose addresses the runtime recognises as USM)."""
-    return host_view(value) if is_usm_ndarray(value) else value
+# Launches of one kernel with this many different argument kinds or queues
+# are rare; past it the plans are made again (each keeps its queues alive).
+_PLANS_PER_KERNEL = 64
+
+
+@dataclass(frozen=True)
+class _LaunchPlan:
+    """What every launch of a kernel with one ``call_key``, range rank and
+    device context needs, worked out once by the first: the queue's runtime
+    handle and the other queues to wait for, the compiled kernel's prepared
+    launch (nothing to launch for a kernel with no effect), and how each of its
+    parameters' slots is read from the arguments (``slots``: functions of
+    the arguments and the device addresses of the NumPy arrays among them)."""
+
+    placement: Placement
+    handle: runtime.Queue
+    kernel: runtime.KernelLaunch | None
+    slots: tuple[Callable[[tuple, dict], int], ...]
+    numpy: tuple[int, ...]  # NumPy arrays' positions: copied in where the device needs it
+    written: tuple[int, ...]  # of those, the ones the kernel writes: copied back
+    dpnp: tuple[int, ...]
+    max_work_group_size: int
+    device_name: str
+
+    @classmethod
+    def make(cls, function: KernelFunction, compiled: _Compiled, placement: Placement,
+             args: tuple) -> _LaunchPlan:
+        position = {name: i for i, name in enumerate(function._parameters)}
+        arrays = [position[name] for name in compiled.module.arrays]
+        numpy = tuple(i for i in arrays if type(placement.args[i]) is np.ndarray)
+        written = tuple(position[name] for name, use in compiled.module.arrays.items()
+                        if use.writes and position[name] in numpy)
+        slots = tuple(_slot_reader(param, position.get(param.var), position.get(param.var) in numpy)
+                      for param in compiled.module.params)
+        kinds = [_slot_kind(param) for param in compiled.module.params]
+        kernel = None if compiled.lowered.empty else runtime.KernelLaunch(
+            compiled.lowered.spirv, compiled.module.name, kinds, compiled.spirv_hash)
+        device = placement.queue.sycl_device
+        return cls(replace(placement, args=(), kwargs={}, resident=[]),
+                   runtime.queue_handle(placement.queue), kernel, slots, numpy, written,
+                   tuple(i for i, a in enumerate(args) if is_dpnp_array(a)),
+                   device.max_work_group_size, device.name)
+
+    def run(self, args: tuple, global_size: tuple[int, ...],
+            local_size: tuple[int, ...] | None,
+            resident: list[tuple[int, int]] | None = None) -> None:
+        """Launch over ``global_size`` with ``args``, as the first launch
+        placed them (dpnp arrays are taken as their ``usm_ndarray``);
+        ``resident``: the NumPy memory to keep on the device, when known."""
+        if self.kernel is None:  # a kernel with no effect: nothing to copy or launch
+            return
+        if self.dpnp:
+            args = tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
+        for queue in self.placement.waited:  # as place() does
+            queue.wait()
+        # a device that takes NumPy's memory as it is needs no copies
+        copies = bool(self.numpy) and not self.handle.uses_host_memory
+        if resident is None:
+            resident = [runtime.byte_extent(args[i]) for i in self.numpy] if copies else []
+        runtime.call_begin(self.handle)
+        try:
+            for host, nbytes in resident:
+                runtime.call_register(host, nbytes)
+            addresses = {}
+            for i in self.numpy:
+                address = args[i].__array_interface__["data"][0]
+                if copies:
+                    start, nbytes = runtime.byte_extent(args[i])
+                    address += runtime.buffer_acquire(start, nbytes, copy_in=True) - start
+                addresses[i] = address
+            # SPIR-V's x is the range's last (fastest) dimension
+            self.kernel([read(args, addresses) for read in self.slots], global_size[::-1],
+                        local_size[::-1] if local_size else None)
+            for i in self.written if copies else ():
+                runtime.buffer_release(*runtime.byte_extent(args[i]), copy_out=True)
+        finally:
+            runtime.call_end()
+
+
+def _slot_kind(param: KernelParam) -> int:
+    if param.kind in ("array", "pointer"):
+        return runtime.ARG_PTR
+    if param.kind in ("dim", "stride", "num_threads"):
+        return runtime.ARG_I64
+    return _SCALAR_KINDS[param.mlir_type]
+
+
+def _slot_reader(param: KernelParam, i: int | None, numpy: bool
+                 ) -> Callable[[tuple, dict], int]:
+    """How the slot of kernel parameter ``param`` is read from the launch's
+    arguments, of which the ``i``-th is the one it names (None: it names
+    none), a NumPy array if ``numpy`` (else a ``usm_ndarray``, whose strides
+    count elements)."""
+    axis = param.axis
+    if param.kind in ("array", "pointer"):
+        if numpy:
+            return lambda args, addresses: addresses[i]
+        return lambda args, addresses: args[i]._pointer
+    if param.kind == "dim":
+        return lambda args, addresses: args[i].shape[axis]
+    if param.kind == "stride":
+        if numpy:
+            return lambda args, addresses: args[i].strides[axis] // args[i].itemsize
+        return lambda args, addresses: args[i].strides[axis]
+    if param.kind == "num_threads":
+        return lambda args, addresses: numba.get_num_threads()
+    kind = _SCALAR_KINDS[param.mlir_type]
+    if param.kind == "tuple_item":  # a complex number travels as its two parts
+        part = "real" if axis == 0 else "imag"
+        return lambda args, addresses: runtime.slot(kind, getattr(args[i], part))
+    return lambda args, addresses: runtime.slot(kind, args[i])
 
 
 def kernel(signature_or_function: Any = None, *, ndim: int = 1) -> Any:

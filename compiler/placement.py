@@ -19,7 +19,7 @@ import dpctl
 import numpy as np
 
 from . import array_library, runtime
-from .array_library import is_dpnp_array, is_usm_ndarray, tensor_library
+from .array_library import dpnp_array_class, is_dpnp_array, is_usm_ndarray, tensor_library
 from .device import as_queue, describe, get_current_queue
 from .errors import placement_error
 from .frontend.dpnp_constructors import Constructed, constructed_by
@@ -102,6 +102,39 @@ class Placement:
 
             return dpnp.asarray(result)
         return result
+
+
+def call_key(args: tuple, numpy_types: bool = False) -> tuple | None:
+    """What decides where and how a call with ``args`` runs, when they are
+    all ``usm_ndarray`` or dpnp arrays (queue, dtype, rank, layout and
+    writability, kind of memory), NumPy arrays (their class; with
+    ``numpy_types``, also what Numba's type of them holds), float, bool or int
+    (types only); else None."""
+    key = []
+    # None until the array library is loaded (by the placement of a first
+    # call with USM arguments): before, a USM argument makes the key None
+    usm_ndarray = array_library.loaded_usm_ndarray
+    for value in args:
+        kind = type(value)
+        if kind is not usm_ndarray and kind is dpnp_array_class():
+            if usm_ndarray is None:
+                return None
+            key.append(kind)
+            value, kind = value.get_array(), usm_ndarray
+        if kind is usm_ndarray:
+            # the dtype's number: hashing a dtype costs more than the rest
+            key += (value.sycl_queue, value.dtype.num, value.ndim, value.flags.flags,
+                    type(value.usm_data))
+        elif kind is np.ndarray and numpy_types:
+            flags = value.flags
+            key += (kind, value.dtype.num, value.ndim, flags.c_contiguous, flags.f_contiguous,
+                    flags.writeable, flags.aligned)
+        elif kind is np.ndarray or kind is float or kind is bool or (
+                kind is int and -(1 << 63) < value < (1 << 63)):
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -291,6 +291,35 @@ def spirv_hash(spirv: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(spirv, digest_size=8).digest(), "little")
 
 
+class KernelLaunch:
+    """Launches of one kernel with arguments of fixed kinds: what each launch
+    would otherwise work out again (the kinds as a C array, the name as
+    bytes, the module's hash) kept."""
+
+    def __init__(self, spirv: bytes, kernel_name: str, kinds: Sequence[int],
+                 spirv_hash_value: int | None = None) -> None:
+        self.spirv = spirv
+        self.name = kernel_name.encode()
+        self.count = len(kinds)
+        self.kinds = (c_int32 * max(self.count, 1))(*kinds)
+        self.hash = spirv_hash(spirv) if spirv_hash_value is None else spirv_hash_value
+        self._slots = c_uint64 * max(self.count, 1)
+
+    def __call__(self, slots: Sequence[int], global_size: Sequence[int],
+                 local_size: Sequence[int] | None = None) -> None:
+        """Launch on the current call's queue and wait: ``slots`` as ``slot``
+        makes them, sizes in SPIR-V order (x, y, z)."""
+        ndim = len(global_size)
+        sizes = _SIZES[ndim]
+        check(_lib.xpuc_launch(self.spirv, len(self.spirv), self.hash, self.name,
+                               self._slots(*slots), self.kinds, self.count, sizes(*global_size),
+                               sizes(*(local_size or ())), ndim))
+
+
+# a launch range's sizes as a C array, by its number of dimensions (0: none)
+_SIZES = {ndim: c_int64 * max(ndim, 1) for ndim in range(4)}
+
+
 def launch(
     spirv: bytes,
     kernel_name: str,
@@ -305,33 +334,11 @@ def launch(
     in SPIR-V order (x, y, z). This is how compiled host code calls
     ``xpuc_launch``, spelled in Python.
     """
-    ndim = len(global_size)
-    slots = (c_uint64 * max(len(args), 1))()
-    kinds = (c_int32 * max(len(args), 1))()
-    for i, (kind, value) in enumerate(args):
-        kinds[i] = kind
-        slots[i] = _slot(kind, value)
-    global_array = (c_int64 * max(ndim, 1))(*global_size)
-    local_array = (c_int64 * max(ndim, 1))(*(local_size or ()))
-    if spirv_hash_value is None:
-        spirv_hash_value = spirv_hash(spirv)
-    check(
-        _lib.xpuc_launch(
-            spirv,
-            len(spirv),
-            spirv_hash_value,
-            kernel_name.encode(),
-            slots,
-            kinds,
-            len(args),
-            global_array,
-            local_array,
-            ndim,
-        )
-    )
+    kernel = KernelLaunch(spirv, kernel_name, [kind for kind, _ in args], spirv_hash_value)
+    kernel([slot(kind, value) for kind, value in args], global_size, local_size)
 
 
-def _slot(kind: int, value: float) -> int:
+def slot(kind: int, value: float) -> int:
     """The 64-bit slot holding ``value``'s bits (f32 in the low four bytes)."""
     if kind == ARG_F32:
         return int.from_bytes(ctypes.c_float(value), "little")

@@ -4,6 +4,8 @@ arrays' other queues) by the arguments' kinds and the device context. These
 tests change one thing at a time between calls and check that each change is
 still honoured, and that the second call really is planned."""
 
+import sys
+
 import dpctl
 import numba
 import numpy as np
@@ -199,3 +201,74 @@ def test_plans_are_bounded():
         with xpuc.device_context(dpctl.SyclQueue("opencl:cpu")):
             increment(a)
     assert len(increment._plans) <= xpuc.dispatcher._PLANS_PER_FUNCTION
+
+
+# ---- explicit kernels (issue 31, item 1) -------------------------------------------
+
+@xpuc.kernel
+def scaled_copy(src, dst, factor):
+    i = xpuc.get_global_id(0)
+    j = xpuc.get_global_id(1)
+    dst[i, j] = src[i, j] * factor
+
+
+def test_second_kernel_launch_is_planned(monkeypatch):
+    src, dst = usm(np.arange(6.0).reshape(2, 3)), usm(np.zeros((2, 3)))
+    scaled_copy[2, 3](src, dst, 2.0)
+    # xpuc.kernel is the decorator: its module by name
+    monkeypatch.setattr(sys.modules["xpuc.kernel"], "place", None)  # a placed launch fails
+    for factor in (3.0, 4.0):
+        xpuc.reset_stats()
+        scaled_copy[2, 3](src, dst, factor)
+        assert xpuc.stats()["kernel_launches"] == 1
+        np.testing.assert_array_equal(dpt.asnumpy(dst), np.arange(6.0).reshape(2, 3) * factor)
+
+
+def test_planned_kernel_launches_read_each_launchs_arrays_and_range():
+    """A plan keeps how to read the arguments, not the arguments: other arrays
+    of the same kinds, strided views (strides in elements), other sizes."""
+    big = usm(np.arange(40.0).reshape(5, 8))
+    for rows, columns in ((2, 3), (5, 8), (3, 2)):
+        src = big[:rows, ::2][:, :columns] if columns <= 4 else big[:rows, :columns]
+        dst = usm(np.zeros((rows, columns)))
+        scaled_copy[rows, columns](src, dst, 0.5)
+        np.testing.assert_array_equal(dpt.asnumpy(dst), dpt.asnumpy(src) * 0.5)
+
+
+@pytest.mark.parametrize("copies", [False, True])
+def test_planned_kernel_launches_with_numpy_in_a_context(copies, copying_host_arrays_later):
+    if copies:
+        copying_host_arrays_later()
+    src = np.arange(6.0).reshape(2, 3)
+    with xpuc.device_context(QUEUE):
+        for factor in (1.0, -2.0, 3.0):
+            dst = np.zeros((2, 3))
+            xpuc.reset_stats()
+            scaled_copy[2, 3](src, dst, factor)
+            stats = xpuc.stats()
+            np.testing.assert_array_equal(dst, src * factor)
+            assert stats["kernel_launches"] == 1
+            assert stats["h2d_bytes"] == (96 if copies else 0)
+            assert stats["d2h_bytes"] == (48 if copies else 0)  # dst only: src is read
+
+
+def test_kernel_plans_follow_the_device_context_and_dtypes():
+    src = np.arange(6, dtype=np.float32).reshape(2, 3)
+    dst = np.zeros((2, 3), np.float32)
+    with xpuc.device_context(QUEUE):
+        scaled_copy[2, 3](src, dst, 2.0)
+    with pytest.raises(xpuc.ExecutionPlacementError):
+        scaled_copy[2, 3](src, dst, 2.0)  # no context: not the plan made in one
+    wide = np.zeros((2, 3), np.int64)
+    with xpuc.device_context(QUEUE):
+        scaled_copy[2, 3](src, wide, 2.0)  # another dtype: another kernel
+    np.testing.assert_array_equal(wide, (src * 2).astype(np.int64))
+    assert len(scaled_copy._compiled) >= 2
+
+
+def test_planned_kernel_launch_checks_its_work_group():
+    src, dst = usm(np.zeros((2, 4))), usm(np.zeros((2, 4)))
+    scaled_copy[xpuc.NdRange((2, 4), (1, 4))](src, dst, 1.0)
+    too_big = QUEUE.sycl_device.max_work_group_size * 2
+    with pytest.raises(ValueError, match="is larger than"):
+        scaled_copy[xpuc.NdRange((2, too_big), (1, too_big))](src, dst, 1.0)

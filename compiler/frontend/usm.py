@@ -174,28 +174,6 @@ def _usm_array_type(dtype: np.dtype, ndim: int, layout: str, usm_type: str,
 
 # ---- Python <-> compiled code ------------------------------------------------
 
-class _HostView:
-    """Presents a USM array's memory through ``__array_interface__``: the
-    NumPy array Numba unboxes. Compiled host code never reads its elements
-    (rule 10 refuses that for device memory); it only carries the pointer."""
-
-    def __init__(self, owner: dpt.usm_ndarray) -> None:
-        self.owner = owner  # keeps the USM memory alive as long as the view
-        # the array's own attributes: __sycl_usm_array_interface__ waits for
-        # the queue's pending work
-        self.__array_interface__ = {
-            "data": (owner._pointer, not owner.flags.writable),
-            "shape": owner.shape,
-            "strides": tuple(s * owner.itemsize for s in owner.strides),
-            "typestr": owner.dtype.str,
-            "version": 3,
-        }
-
-
-def host_view(array: dpt.usm_ndarray) -> np.ndarray:
-    return np.asarray(_HostView(array))
-
-
 _call = threading.local()
 
 
