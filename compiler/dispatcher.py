@@ -25,7 +25,14 @@ from .array_library import dpnp_array_class
 from .cache import device_key, offload_cache
 from .device import get_current_queue
 from .errors import ConflictingOptionsError, DeviceError, XpucError
-from .frontend import CompiledParfor, KernelFault, OffloadTarget, compiler_for, link_runtime
+from .frontend import (
+    CompiledParfor,
+    CpuCompiler,
+    KernelFault,
+    OffloadTarget,
+    compiler_for,
+    link_runtime,
+)
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
 from .passes import Lowered
@@ -46,7 +53,8 @@ class JitFunction:
         self.py_func = py_func
         self._signatures = signatures
         self._options = options
-        self._cpu = numba.njit(*([signatures] if signatures else []), **options)(py_func)
+        self._cpu = numba.njit(*([signatures] if signatures else []),
+                               pipeline_class=CpuCompiler, **options)(py_func)
         # by targets.code_key: sub-devices of one device share a build
         self._devices: dict[str, tuple[Dispatcher, OffloadTarget]] = {}
         # (queue, dispatcher, runtime handle, whether the device has fp64) of

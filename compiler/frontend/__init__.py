@@ -2,8 +2,8 @@
 
 from . import numpy_functions  # noqa: F401  (importing registers the overloads)
 from .host_lowering import CompiledParfor, OffloadTarget, kernels_compiled
-from .pipeline import compiler_for
+from .pipeline import CpuCompiler, compiler_for
 from .runtime_calls import KernelFault, link_runtime
 
-__all__ = ["CompiledParfor", "KernelFault", "OffloadTarget", "compiler_for", "kernels_compiled",
-           "link_runtime"]
+__all__ = ["CompiledParfor", "CpuCompiler", "KernelFault", "OffloadTarget", "compiler_for",
+           "kernels_compiled", "link_runtime"]

@@ -15,7 +15,7 @@ from numba.core.ir_utils import resolve_func_from_module, simplify_CFG
 from ..errors import UnsupportedError
 
 
-def _callee(func_ir: ir.FunctionIR, call: ir.Expr) -> object:
+def callee_object(func_ir: ir.FunctionIR, call: ir.Expr) -> object:
     """The Python object a call calls, when the IR says (a global, a closure
     variable, a module's attribute); else None."""
     try:
@@ -28,7 +28,7 @@ def _callee(func_ir: ir.FunctionIR, call: ir.Expr) -> object:
         definition, (ir.Global, ir.FreeVar)) else None
 
 
-def _device_function(callee: object):
+def device_function(callee: object):
     """The Python function of a jitted callee (Numba's dispatcher or xpuc's
     JitFunction), or None for anything else."""
     py_func = getattr(callee, "py_func", None)
@@ -60,7 +60,7 @@ class InlineDeviceFunctions(FunctionPass):
                 if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
                         and stmt.value.op == "call"):
                     continue
-                py_func = _device_function(_callee(func_ir, stmt.value))
+                py_func = device_function(callee_object(func_ir, stmt.value))
                 if py_func is None:
                     continue
                 chain = chains.get(label, (func_ir.func_id.func,))

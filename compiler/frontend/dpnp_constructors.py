@@ -16,6 +16,7 @@ function that uses it is placed (it is imported by then).
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import sys
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from numba.core.extending import NativeValue, overload, register_model, typeof_i
 from numba.core.ir_utils import get_definition, guard
 
 from ..errors import UnsupportedError
+from .device_functions import callee_object, device_function
 from .kernel_intrinsics import shape_rank
 from .usm import USM_ARRAY_CLASSES, USM_TYPES, USMArray, empty_usm
 
@@ -75,13 +77,20 @@ class Constructed:
 
 @functools.lru_cache(maxsize=1024)
 def constructed_by(py_func: Callable) -> Constructed | None:
-    """The dpnp constructors' placement in ``py_func``, or None when it calls none."""
+    """The dpnp constructors' placement in ``py_func`` and the jitted functions
+    it calls (which are inlined into it), or None when they call none."""
+    return _constructed(py_func, ())
+
+
+def _constructed(py_func: Callable, callers: tuple[Callable, ...]) -> Constructed | None:
     dpnp = sys.modules.get("dpnp")
     code = getattr(py_func, "__code__", None)
-    if dpnp is None or code is None or not any(
-            py_func.__globals__.get(name) is dpnp for name in code.co_names):
+    if dpnp is None or code is None or py_func in callers:  # recursion: refused when inlined
         return None
-    register_overloads(dpnp)
+    referred = [py_func.__globals__.get(name) for name in code.co_names]
+    referred += _closure_values(py_func)
+    if not any(value is dpnp or device_function(value) for value in referred):
+        return None
     func_ir = run_frontend(py_func)
     devices, queues, found = set(), set(), False
     for block in func_ir.blocks.values():
@@ -90,6 +99,15 @@ def constructed_by(py_func: Callable) -> Constructed | None:
             if not (isinstance(call, ir.Expr) and call.op == "call"):
                 continue
             callee = guard(get_definition, func_ir, call.func)
+            inner = device_function(callee_object(func_ir, call))
+            if inner is not None:
+                constructed = _constructed(inner, (*callers, py_func))
+                if constructed is not None:
+                    found = True
+                    devices |= constructed.devices
+                    queues |= {_caller_queue(func_ir, stmt, inner, parameter)
+                               for parameter in constructed.queue_parameters}
+                continue
             if not (isinstance(callee, ir.Expr) and callee.op == "getattr"
                     and callee.attr in CONSTRUCTORS
                     and _constant(func_ir, callee.value) is dpnp):
@@ -112,6 +130,33 @@ def constructed_by(py_func: Callable) -> Constructed | None:
                         "(sycl_queue=...) takes a queue the function is given as an argument")
                 queues.add(parameter.name)
     return Constructed(frozenset(devices), frozenset(queues)) if found else None
+
+
+def _closure_values(py_func: Callable) -> list:
+    values = []
+    for cell in py_func.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # a closure variable not assigned yet
+            pass
+    return values
+
+
+def _caller_queue(func_ir: ir.FunctionIR, stmt: ir.Assign, callee: Callable,
+                  parameter: str) -> str:
+    """The caller's parameter that a call passes as the callee's queue
+    ``parameter`` (a callee's constructor with ``sycl_queue=``)."""
+    call = stmt.value
+    try:
+        passed = inspect.signature(callee).bind(*call.args, **dict(call.kws)).arguments
+    except TypeError:
+        passed = {}
+    given = guard(get_definition, func_ir, passed[parameter]) if parameter in passed else None
+    if not isinstance(given, ir.Arg):
+        raise UnsupportedError(
+            f"{stmt.loc.filename}:{stmt.loc.line}: {callee.__name__}'s dpnp constructor takes "
+            f"sycl_queue={parameter}: pass it a queue this function is given as an argument")
+    return given.name
 
 
 def _constant(func_ir: ir.FunctionIR, var: ir.Var | None) -> object:

@@ -16,7 +16,7 @@ from numba.parfors.parfor_lowering import ParforLower
 
 from ..errors import UnsupportedError
 from .runtime_calls import I32, call_runtime, host_extent
-from .translation import user_names
+from .user_locations import described, inlined_call
 from .usm import DeviceUSMArray
 
 READ, WRITE, USE = "reads", "writes", "uses"  # USE: may read or write (a call)
@@ -92,15 +92,25 @@ def insert_host_accesses(typemap: dict, blocks: list[list[ir.Stmt]]) -> None:
         for stmt in body:
             for var, how in _accesses(stmt, typemap):
                 if isinstance(typemap[var.name], DeviceUSMArray):
-                    name = "" if var.name.startswith("$") else f" '{user_names([var.name])}'"
+                    call = inlined_call(stmt.loc)
+                    code = "host code" if call is None else f"{call}, run on the host,"
                     raise UnsupportedError(
-                        f"{stmt.loc.filename}:{stmt.loc.line}: host code {how} elements of "
-                        f"the usm_type='device' array{name}, which the host cannot access; "
-                        "do this in a parfor (prange or an array expression) or use "
+                        f"{stmt.loc.filename}:{stmt.loc.line}: {code} {how} elements of "
+                        f"the usm_type='device' array{_named(var)}, which the host cannot "
+                        "access; do this in a parfor (prange or an array expression) or use "
                         "usm_type='shared' or 'host'")
                 new_body.append(HostAccess(var, how != READ, stmt.loc))
             new_body.append(stmt)
         body[:] = new_body
+
+
+def _named(var: ir.Var) -> str:
+    """`` 'a'``, `` computed by np.sum(...)`` or nothing for a temporary."""
+    call = inlined_call(var.loc)
+    if call is not None:
+        return f" computed by {call}"
+    name = described(var, "")
+    return f" {name}" if name else ""
 
 
 class OffloadLower(ParforLower):

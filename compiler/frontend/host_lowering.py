@@ -25,6 +25,7 @@ from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
 from .translation import composite_of, scalar_items
+from .user_locations import refused_as_user_code
 from .usm import USMArray
 
 
@@ -381,13 +382,14 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     fndesc = lowerer.fndesc
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1
-    try:
-        kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
-                                  kernel_name(fndesc.qualname, ordinal),
-                                  offload.target.vector_lanes)
-    except ShapeNotConstant as refusal:
-        specialize_on_arguments(lowerer.func_ir, refusal)
-        raise UnsupportedError(str(refusal)) from None
+    with refused_as_user_code(parfor.loc):
+        try:
+            kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
+                                      kernel_name(fndesc.qualname, ordinal),
+                                      offload.target.vector_lanes)
+        except ShapeNotConstant as refusal:
+            specialize_on_arguments(lowerer.func_ir, refusal)
+            raise UnsupportedError(str(refusal)) from None
     try:
         lowered = compile_to_spirv(kernel.name, kernel.mlir, offload.target)
     except UnsupportedError as error:  # what the device cannot run (no fp64)

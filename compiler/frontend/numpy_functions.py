@@ -87,8 +87,10 @@ def _along_axis(name: str, ndim: int, position: int):
     start, step, finish = _REDUCTIONS[name]
     result_shape = ", ".join(f"shape[{d}]" for d in range(ndim) if d != position)
     namespace = {"numba": numba, "np": np}
-    exec(_AXIS_REDUCTION.format(name=name, ndim=ndim, position=position, start=start,
-                                step=step, finish=finish, result_shape=result_shape), namespace)
+    # compiled under this file's name: Numba's locations in it are library code's
+    exec(compile(_AXIS_REDUCTION.format(name=name, ndim=ndim, position=position, start=start,
+                                        step=step, finish=finish, result_shape=result_shape),
+                 __file__, "exec"), namespace)
     return namespace["along_axis"]
 
 
@@ -201,8 +203,9 @@ def _elementwise_factory(name: str, arrays: tuple[bool, ...]):
     views = "".join(_VIEW.format(p=p, name=f"np.{name}")
                     for p, is_array in zip(parameters, arrays) if is_array)
     namespace = {"numba": numba, "np": np}
-    exec(_ELEMENTWISE.format(name=name, parameters=", ".join(parameters), first=first,
-                             views=views, expression=expression.format(**element)), namespace)
+    exec(compile(_ELEMENTWISE.format(name=name, parameters=", ".join(parameters), first=first,
+                                     views=views, expression=expression.format(**element)),
+                 __file__, "exec"), namespace)
     return namespace["elementwise"]
 
 

@@ -32,11 +32,13 @@ from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
 from .device_functions import InlineDeviceFunctions
+from .dpnp_functions import DpnpAsNumPy
 from .float32_typing import PythonFloatsAsFloat32, WeakIntLiterals
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 from .inplace_operators import InplaceArrayOperators
 from .numpy_functions import checked_dot_parallel_impl
+from .user_locations import LocateInlinedCalls, RelocateLibraryCode, TagCallSites
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -112,18 +114,34 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             self.state.flags.no_cfunc_wrapper = True
             pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
+            pm.add_pass_after(DpnpAsNumPy, InlineDeviceFunctions)
+            # before anything is inlined, and once parfors are made
+            pm.add_pass_after(TagCallSites, PreLowerStripPhis)
+            pm.add_pass_after(LocateInlinedCalls, PreParforPass)
+            pm.add_pass_after(RelocateLibraryCode, ParforPreLoweringPass)
             if not offload.target.fp64:
                 pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
                 pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)
             pm.add_pass_after(InplaceArrayOperators, InlineOverloads)
             # after pre-lowering, when parfors are fused and their params known
-            pm.add_pass_after(AttachOffloadLowerer, ParforPreLoweringPass)
+            pm.add_pass_after(AttachOffloadLowerer, RelocateLibraryCode)
             pm.passes = [_REPLACED_PASSES.get(pass_class, (pass_class, description))
                          for pass_class, description in pm.passes]
             pm.finalize()
             return [pm]
 
     return OffloadCompiler
+
+
+class CpuCompiler(CompilerBase):
+    """Numba's nopython pipeline for a function's CPU build (no offload),
+    where dpnp's functions are NumPy's too."""
+
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(DpnpAsNumPy, InlineInlinables)
+        pm.finalize()
+        return [pm]
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
@@ -149,6 +167,7 @@ class _KernelTyping(CompilerBase):
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_untyped_pipeline(self.state)
         pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
+        pm.add_pass_after(DpnpAsNumPy, InlineDeviceFunctions)
         if not self.fp64:
             pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
             pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)

@@ -33,6 +33,7 @@ from ..dialects.builder import located
 from ..dialects.literals import location_literal
 from ..dialects.registry import RuleTable
 from ..errors import UnsupportedError
+from .user_locations import described, refused_as_user_code, user_names
 
 
 def where(loc: ir.Loc) -> str:
@@ -65,15 +66,17 @@ def scalar_type(nbtype: types.Type, what: str, loc: ir.Loc) -> ScalarType:
     raise UnsupportedError(f"{where(loc)}: {what} of type {nbtype} in a parfor")
 
 
-def user_names(names: object) -> str:
-    """Variable names as the user wrote them (Numba renames ``s`` to ``s.2``)."""
-    return ", ".join(sorted({name.split(".")[0] for name in names}))
-
-
-def described(var: ir.Var) -> str:
-    """A variable as an error message names it: by the user's name, never by
-    one of Numba's temporaries (``$const122.4``)."""
-    return "a value" if var.name.startswith("$") else f"'{user_names([var.name])}'"
+def kind_of(nbtype: types.Type | None) -> str:
+    """What a value of a type that is not a number is, in a message."""
+    if isinstance(nbtype, types.Array):
+        return "an array"
+    if isinstance(nbtype, types.BaseTuple):
+        return "a tuple"
+    if isinstance(nbtype, (types.TypeRef, types.NumberClass, types.DType)):
+        return "a type"
+    if isinstance(nbtype, types.Callable):
+        return "a function"
+    return f"a value of type {nbtype}"
 
 
 @dataclass(frozen=True)
@@ -313,10 +316,19 @@ class Translation:
         found = self.lookup(var)
         if not isinstance(found, Value):
             raise UnsupportedError(
-                f"{where(var.loc)}: {described(var)} of type {self.typemap.get(var.name)} "
-                "used as a scalar in a parfor"
-            )
+                f"{where(var.loc)}: {self.operand(var)} is {kind_of(self.typemap.get(var.name))} "
+                "here, where a parfor body needs a number")
         return found
+
+    def operand(self, var: ir.Var) -> str:
+        """``var`` as a message names it; a temporary made of a user's array
+        by the indexing that made it (``'G[...]'``)."""
+        definition = self.definition(var)
+        if var.name.startswith("$") and isinstance(definition, ir.Expr) and \
+                definition.op in ("getitem", "static_getitem") and \
+                not definition.value.name.startswith("$"):
+            return f"'{user_names([definition.value.name])}[...]'"
+        return described(var)
 
     def typed(self, var: ir.Var) -> ScalarType:
         return scalar_type(self.typemap[var.name], described(var), var.loc)
@@ -381,9 +393,10 @@ call_rule = CALL_RULES.rule
 
 def translate_statement(t: Translation, stmt: ir.Stmt) -> None:
     rule = STATEMENT_RULES.lookup(type(stmt))
-    if rule is None:
-        raise UnsupportedError(f"{where(stmt.loc)}: {type(stmt).__name__} in a parfor body")
-    rule(t, stmt)
+    with refused_as_user_code(stmt.loc):
+        if rule is None:
+            raise UnsupportedError(f"{where(stmt.loc)}: {type(stmt).__name__} in a parfor body")
+        rule(t, stmt)
 
 
 @statement_rule(ir.Del)
@@ -512,7 +525,8 @@ def emit_blocks(t: Translation, blocks: dict[int, ir.Block], after: str) -> None
         elif isinstance(term, ir.Jump):
             b.emit(f"cf.br {_successor(blocks, term.target, after)}")
         elif isinstance(term, ir.Branch):
-            cond = arith.cast(b, t.value(term.cond), BOOL)
+            with refused_as_user_code(term.loc):
+                cond = arith.cast(b, t.value(term.cond), BOOL)
             b.emit(f"cf.cond_br {cond.name}, {_successor(blocks, term.truebr, after)}, "
                    f"{_successor(blocks, term.falsebr, after)}")
         else:
