@@ -208,6 +208,8 @@ ENTRIES: dict[str, Entry] = {
                ("copy_out", "i32"), host_code=True),
         _entry("xpuc_host_access", "status", ("host", "void*"), ("nbytes", "i64"),
                ("writes", "i32"), host_code=True),
+        _entry("xpuc_element_copy", "status", ("dst", "void*"), ("src", "const void*"),
+               ("nbytes", "i64"), ("to_device", "i32"), host_code=True),
         # USM arrays of compiled code
         _entry("xpuc_set_nrt_api", "status", ("api", "const void*")),
         _entry("xpuc_usm_array_alloc", "status", ("nbytes", "i64"), ("usm_kind", "i32"),

@@ -283,3 +283,18 @@ int xpuc_host_access(void *host, int64_t nbytes, int32_t writes)
         b->device_current = false;
     return status;
 }
+
+int xpuc_element_copy(void *dst, const void *src, int64_t nbytes, int32_t to_device)
+{
+    if (!call.queue)
+        return no_call("xpuc_element_copy");
+    if (nbytes < 0 || !dst || !src)
+        return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_element_copy");
+    int status = memcpy_wait(call.queue, dst, src, nbytes,
+                             to_device ? "host->device" : "device->host");
+    if (status == XPUC_OK && to_device)
+        COUNT(h2d_bytes, nbytes);
+    else if (status == XPUC_OK)
+        COUNT(d2h_bytes, nbytes);
+    return status;
+}

@@ -116,6 +116,10 @@ int xpuc_buffer_release(void *host, int64_t nbytes, int32_t copy_out);
  * resident region a kernel wrote is copied back, and after a host write its
  * device copy is no longer current. */
 int xpuc_host_access(void *host, int64_t nbytes, int32_t writes);
+/* Host code's read (device->host) or write (host->device, if to_device) of
+ * one element of a USM array the host cannot address (usm_type "device"):
+ * nbytes copied on the current call's queue, waited for. */
+int xpuc_element_copy(void *dst, const void *src, int64_t nbytes, int32_t to_device);
 
 /* Arrays that compiled code allocates on the current call's queue: USM of
  * `usm_kind`, owned by a Numba MemInfo (Numba's NRT API table, set once with

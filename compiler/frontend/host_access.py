@@ -4,18 +4,26 @@ Kernels' results stay on the device between parfors (SPEC rule 5), so before
 a host statement that reads or writes an array's elements the host code asks
 the runtime to sync that array (``HostAccess``, lowered to
 ``xpuc_host_access``). Which statements need it is decided here from the IR.
-The same analysis refuses host element access to ``usm_type="device"``
-arrays (rule 10), which the host cannot address.
+Host code cannot address ``usm_type="device"`` arrays: one element read or
+written (``x = a[i, j]``, ``a[0] = x``) becomes a copy of that element between
+the device and the host (``DeviceElementRead``, ``DeviceElementWrite``,
+lowered to ``xpuc_element_copy``); any other use of their elements is refused
+(rule 10).
 """
 
 from __future__ import annotations
 
+import os
+
+import numba
 import numpy as np
-from numba.core import ir, types
+from llvmlite import ir as llvm
+from numba.core import cgutils, ir, types
 from numba.parfors.parfor_lowering import ParforLower
 
 from ..errors import UnsupportedError
-from .runtime_calls import I32, call_runtime, host_extent
+from .runtime_calls import I8P, I32, I64, call_runtime, host_extent
+from .translation import index_of
 from .user_locations import described, inlined_call
 from .usm import DeviceUSMArray
 
@@ -43,6 +51,62 @@ class HostAccess(ir.Stmt):
 
     def __repr__(self) -> str:
         return f"xpuc.host_access({self.array}, {WRITE if self.writes else READ})"
+
+
+class DeviceElementRead(ir.Assign):
+    """``target = array[index]`` of one element of a usm_type="device" array:
+    the element copied to the host (an Assign, as Numba's lowering counts
+    assignments)."""
+
+
+class DeviceElementWrite(ir.Stmt):
+    """``array[index] = value`` of one element of a usm_type="device" array:
+    the value copied to the device."""
+
+    def __init__(self, setitem: ir.SetItem | ir.StaticSetItem) -> None:
+        self.setitem = setitem
+        self.loc = setitem.loc
+
+    def list_vars(self) -> list[ir.Var]:
+        return self.setitem.list_vars()
+
+    def __repr__(self) -> str:
+        return f"xpuc.device_element_write({self.setitem})"
+
+
+def _is_element_index(index: ir.Var | object, array: types.Array, typemap: dict) -> bool:
+    """Whether ``index`` picks one element of ``array``: an integer per dimension."""
+    if isinstance(index, ir.Var):
+        nbtype = typemap[index.name]
+        items = list(nbtype) if isinstance(nbtype, types.BaseTuple) else [nbtype]
+        return len(items) == array.ndim and all(isinstance(i, types.Integer) for i in items)
+    items = index if isinstance(index, tuple) else (index,)
+    return len(items) == array.ndim and all(isinstance(i, int) for i in items)
+
+
+# Where library code inlined into a function comes from: its loops over a
+# device array's elements stay refused, one copy per element would be slow
+_LIBRARIES = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
+                   for path in (numba.__file__, os.path.dirname(__file__)))
+
+
+def _device_element_copy(stmt: ir.Stmt, typemap: dict) -> ir.Stmt | None:
+    """The copy that does ``stmt``'s read or write of one element of a
+    usm_type="device" array, in the user's own code, or None."""
+    if os.path.abspath(stmt.loc.filename).startswith(_LIBRARIES):
+        return None
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        array = typemap[stmt.target.name]
+        if (isinstance(array, DeviceUSMArray) and _is_element_index(index_of(stmt), array, typemap)
+                and isinstance(typemap[stmt.value.name], (types.Number, types.Boolean))):
+            return DeviceElementWrite(stmt)
+    elif (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+          and stmt.value.op in ("getitem", "static_getitem")):
+        array = typemap.get(stmt.value.value.name)
+        if isinstance(array, DeviceUSMArray) and _is_element_index(index_of(stmt.value), array,
+                                                                   typemap):
+            return DeviceElementRead(stmt.value, stmt.target, stmt.loc)
+    return None
 
 
 def _accesses(stmt: ir.Stmt, typemap: dict) -> list[tuple[ir.Var, str]]:
@@ -90,6 +154,10 @@ def insert_host_accesses(typemap: dict, blocks: list[list[ir.Stmt]]) -> None:
     for body in blocks:
         new_body = []
         for stmt in body:
+            copy = _device_element_copy(stmt, typemap)
+            if copy is not None:
+                new_body.append(copy)
+                continue
             for var, how in _accesses(stmt, typemap):
                 if isinstance(typemap[var.name], DeviceUSMArray):
                     call = inlined_call(stmt.loc)
@@ -118,6 +186,10 @@ class OffloadLower(ParforLower):
     HostAccess statements."""
 
     def lower_inst(self, inst: ir.Stmt) -> None:
+        if isinstance(inst, DeviceElementRead):
+            return self._read_element(inst)
+        if isinstance(inst, DeviceElementWrite):
+            return self._write_element(inst.setitem)
         if not isinstance(inst, HostAccess):
             return super().lower_inst(inst)
         start, nbytes, _ = host_extent(self.context, self.builder,
@@ -125,3 +197,51 @@ class OffloadLower(ParforLower):
                                        self.loadvar(inst.array.name))
         call_runtime(self.context, self.builder, "xpuc_host_access", start, nbytes,
                      I32(int(inst.writes)))
+
+    def _element(self, array: ir.Var, index: ir.Var | object) -> tuple[llvm.Value, types.Type]:
+        """The device address of ``array[index]`` (negative indices count
+        from the end) and the element's type."""
+        context, builder = self.context, self.builder
+        nbtype = self.fndesc.typemap[array.name]
+        ary = context.make_array(nbtype)(context, builder, value=self.loadvar(array.name))
+        if isinstance(index, ir.Var):
+            index_type = self.fndesc.typemap[index.name]
+            value = self.loadvar(index.name)
+            if isinstance(index_type, types.BaseTuple):
+                items = zip(cgutils.unpack_tuple(builder, value, len(index_type)), index_type)
+            else:
+                items = [(value, index_type)]
+            indices = [context.cast(builder, v, t, types.intp) for v, t in items]
+        else:
+            indices = [context.get_constant(types.intp, i)
+                       for i in (index if isinstance(index, tuple) else (index,))]
+        pointer = cgutils.get_item_pointer2(
+            context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
+            strides=cgutils.unpack_tuple(builder, ary.strides), layout=nbtype.layout,
+            inds=indices, wraparound=True)
+        return pointer, nbtype.dtype
+
+    def _copy(self, element: llvm.Value, dtype: types.Type, slot: llvm.Value,
+              to_device: bool) -> None:
+        nbytes = self.context.get_abi_sizeof(self.context.get_data_type(dtype))
+        host, device = self.builder.bitcast(slot, I8P), self.builder.bitcast(element, I8P)
+        call_runtime(self.context, self.builder, "xpuc_element_copy",
+                     *((device, host) if to_device else (host, device)), I64(nbytes),
+                     I32(int(to_device)))
+
+    def _read_element(self, inst: DeviceElementRead) -> None:
+        element, dtype = self._element(inst.value.value, index_of(inst.value))
+        slot = cgutils.alloca_once(self.builder, self.context.get_data_type(dtype))
+        self._copy(element, dtype, slot, to_device=False)
+        value = self.context.unpack_value(self.builder, dtype, slot)
+        self.storevar(self.context.cast(self.builder, value, dtype,
+                                        self.fndesc.typemap[inst.target.name]),
+                      inst.target.name)
+
+    def _write_element(self, setitem: ir.SetItem | ir.StaticSetItem) -> None:
+        element, dtype = self._element(setitem.target, index_of(setitem))
+        value = self.context.cast(self.builder, self.loadvar(setitem.value.name),
+                                  self.fndesc.typemap[setitem.value.name], dtype)
+        slot = cgutils.alloca_once(self.builder, self.context.get_data_type(dtype))
+        self.context.pack_value(self.builder, dtype, value, slot)
+        self._copy(element, dtype, slot, to_device=True)

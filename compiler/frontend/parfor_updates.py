@@ -25,7 +25,7 @@ from numba.core import ir
 from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
-from .translation import SharedUpdate, Translation, described, where
+from .translation import SharedUpdate, Translation, described, index_of, where
 
 # the callees of an update ``a[k] = f(a[k], x)``
 _UPDATE_OPERATORS = {operator.add, operator.iadd, operator.sub, operator.isub, operator.mul,
@@ -124,16 +124,9 @@ def _root(t: Translation, var: ir.Var) -> ir.Var:
     return _root(t, definition) if isinstance(definition, ir.Var) else var
 
 
-def _index_of(node: ir.SetItem | ir.StaticSetItem | ir.Expr) -> ir.Var | object:
-    """The index of a setitem or getitem: its variable, or a constant one's value."""
-    if isinstance(node, ir.StaticSetItem) or getattr(node, "op", None) == "static_getitem":
-        return node.index_var if node.index_var is not None else node.index
-    return node.index
-
-
 def _index_names(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> set[str]:
     """The variables an index is made of, each followed to what it copies."""
-    index = _index_of(stmt)
+    index = index_of(stmt)
     if not isinstance(index, ir.Var):
         return set()
     definition = t.definition(_root(t, index))
@@ -171,7 +164,7 @@ def _reads_same_element(t: Translation, var: ir.Var, stmt: ir.SetItem | ir.Stati
     read = t.definition(var)
     return (isinstance(read, ir.Expr) and read.op in ("getitem", "static_getitem")
             and _root(t, read.value).name == _root(t, stmt.target).name
-            and _same_index(t, _index_of(read), _index_of(stmt)))
+            and _same_index(t, index_of(read), index_of(stmt)))
 
 
 def _reads_element(t: Translation, var: ir.Var, stmt: ir.SetItem | ir.StaticSetItem,

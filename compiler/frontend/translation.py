@@ -351,6 +351,14 @@ def _definitions(parfor: Parfor) -> dict[str, object]:
     return found
 
 
+def index_of(node: ir.Expr | ir.SetItem | ir.StaticSetItem) -> ir.Var | object:
+    """The index of a getitem or setitem node: its variable, or the value of a
+    constant one (``static_getitem``, ``StaticSetItem``) that has none."""
+    if isinstance(node, ir.StaticSetItem) or getattr(node, "op", None) == "static_getitem":
+        return node.index_var if node.index_var is not None else node.index
+    return node.index
+
+
 def constant_value(t: Translation, var: ir.Var) -> object:
     """The value of ``var`` when compiling: a literal, a constant, or a tuple
     of them built in the body; None when it is not known."""
