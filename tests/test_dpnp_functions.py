@@ -179,3 +179,17 @@ def test_dpnp_functions_imported_by_name():
     result = exponent(dpnp.asarray(np.arange(3.0)))
     np.testing.assert_allclose(dpnp.asnumpy(result), np.exp(np.arange(3.0)))
 
+
+
+@xpuc.jit
+def flattened_and_transposed(x):
+    one = x.dtype.type(1.0)  # attributes of what is not dpnp stay as they are
+    return dpnp.reshape(x, (x.size,)) + one, dpnp.transpose(x) * 2.0
+
+
+def test_dpnp_reshape_and_transpose_are_numpys():
+    host = np.arange(6.0).reshape(2, 3)
+    (flat, transposed), launches = launched(flattened_and_transposed, dpnp.asarray(host))
+    assert isinstance(flat, dpnp.ndarray) and launches >= 2
+    np.testing.assert_array_equal(dpnp.asnumpy(flat), host.reshape(6) + 1.0)
+    np.testing.assert_array_equal(dpnp.asnumpy(transposed), host.T * 2.0)

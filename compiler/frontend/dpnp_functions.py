@@ -31,8 +31,8 @@ from .dpnp_constructors import register_overloads
 
 # dpnp's functions that are NumPy's besides the ufuncs: what xpuc offloads
 # of NumPy's array functions (docs/spec.md)
-ARRAY_FUNCTIONS = ("sum", "prod", "min", "max", "amin", "amax", "mean", "argmin", "argmax",
-                   "dot", "where", "clip")
+ARRAY_FUNCTIONS = ("sum", "prod", "min", "max", "amin", "amax", "mean", "std", "var", "argmin",
+                   "argmax", "dot", "where", "clip", "reshape", "transpose")
 
 
 @functools.cache
@@ -51,6 +51,12 @@ def numpy_equivalents(dpnp: ModuleType) -> dict[str, object]:
 def _names_of_objects(dpnp: ModuleType) -> dict[int, str]:
     """id of dpnp's function -> its name, for ``from dpnp import sqrt``."""
     return {id(getattr(dpnp, name)): name for name in numpy_equivalents(dpnp)}
+
+
+def _global_value(func_ir: ir.FunctionIR, var: ir.Var) -> object:
+    """The global (or closure variable) ``var`` holds, else None."""
+    definition = guard(get_definition, func_ir, var)
+    return definition.value if isinstance(definition, (ir.Global, ir.FreeVar)) else None
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -77,8 +83,8 @@ class DpnpAsNumPy(FunctionPass):
                 if isinstance(value, (ir.Global, ir.FreeVar)):
                     refers |= value.value is dpnp
                     name = named.get(id(value.value))
-                elif isinstance(value, ir.Expr) and value.op == "getattr" and getattr(
-                        guard(get_definition, func_ir, value.value), "value", None) is dpnp:
+                elif isinstance(value, ir.Expr) and value.op == "getattr" and \
+                        _global_value(func_ir, value.value) is dpnp:
                     name = value.attr if value.attr in numpy_of else None
                 else:
                     continue
