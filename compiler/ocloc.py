@@ -56,28 +56,28 @@ class Build:
         return "\n".join(dict.fromkeys(errors))
 
 
-def build(ocloc: str, spirv: bytes, arch: str) -> Build:
-    """Build ``spirv`` for Intel GPU architecture ``arch`` with ``ocloc``."""
-    return build_many(ocloc, [(spirv, arch)])[0]
-
-
 # ``ocloc multi``'s output: each command's messages after its number (from
 # 1), then a status line for each (numbered from 0)
 _COMMAND = re.compile(r"^Command number (\d+): *$", re.MULTILINE)
 _STATUS = re.compile(r"^Build command (\d+): (successful|failed)", re.MULTILINE)
 
 
-def build_many(ocloc: str, jobs: Sequence[tuple[bytes, str]]) -> list[Build]:
-    """Build each ``(spirv, arch)`` of ``jobs`` with ``ocloc``, all in one
-    process (``ocloc multi``: its libraries load once, which halves the cost
-    of a build)."""
-    environment = dict(os.environ)
-    # libraries unpacked beside it (usr/bin/ocloc, usr/lib/x86_64-linux-gnu)
-    libraries = Path(ocloc).resolve().parent.parent / _MULTIARCH_LIBS
-    if libraries.is_dir():
-        environment["LD_LIBRARY_PATH"] = os.pathsep.join(
-            filter(None, [str(libraries), environment.get("LD_LIBRARY_PATH")]))
-    with tempfile.TemporaryDirectory(prefix="xpuc-ocloc-") as directory:
+class Builds:
+    """``ocloc multi`` building ``(spirv, arch)`` jobs in one process (its
+    libraries load once, which halves the cost of a build), started and
+    not waited for: ``finished`` says whether it ended, ``wait`` gives each
+    job's Build."""
+
+    def __init__(self, ocloc: str, jobs: Sequence[tuple[bytes, str]]) -> None:
+        self._ocloc, self._count = ocloc, len(jobs)
+        environment = dict(os.environ)
+        # libraries unpacked beside it (usr/bin/ocloc, usr/lib/x86_64-linux-gnu)
+        libraries = Path(ocloc).resolve().parent.parent / _MULTIARCH_LIBS
+        if libraries.is_dir():
+            environment["LD_LIBRARY_PATH"] = os.pathsep.join(
+                filter(None, [str(libraries), environment.get("LD_LIBRARY_PATH")]))
+        self._directory = tempfile.TemporaryDirectory(prefix="xpuc-ocloc-")
+        directory = self._directory.name
         commands = []
         for number, (spirv, arch) in enumerate(jobs):
             source = os.path.join(directory, f"kernel{number}.spv")
@@ -87,18 +87,37 @@ def build_many(ocloc: str, jobs: Sequence[tuple[bytes, str]]) -> list[Build]:
         listing = os.path.join(directory, "builds.txt")
         with open(listing, "w") as file:
             file.writelines(commands)
+        # a file, not a pipe: nobody reads its output until it ends
+        self._output = open(os.path.join(directory, "output.txt"), "w+")
         try:
-            done = subprocess.run([ocloc, "multi", listing], capture_output=True, text=True,
-                                  cwd=directory, env=environment)
+            self._process = subprocess.Popen([ocloc, "multi", listing], cwd=directory,
+                                             env=environment, stdout=self._output,
+                                             stderr=subprocess.STDOUT)
         except OSError as error:
-            return [Build(False, f"cannot run {ocloc}: {error}")] * len(jobs)
-    output = done.stdout + done.stderr
-    # the status lines come last, after the last command's messages; a
-    # command that ocloc gave up on (and every later one) has none
-    statuses = {int(number): status == "successful"
-                for number, status in _STATUS.findall(output)}
-    parts = _COMMAND.split(_STATUS.split(output, maxsplit=1)[0])
-    messages = dict(zip((int(number) - 1 for number in parts[1::2]), parts[2::2]))
-    stopped = f"not built: ocloc stopped before it (exit status {done.returncode})"
-    return [Build(statuses.get(i, "Build succeeded." in messages.get(i, "")),
-                  messages.get(i, stopped)) for i in range(len(jobs))]
+            self._process, self._error = None, error
+
+    def finished(self) -> bool:
+        return self._process is None or self._process.poll() is not None
+
+    def wait(self) -> list[Build]:
+        if self._process is None:
+            return [Build(False, f"cannot run {self._ocloc}: {self._error}")] * self._count
+        status = self._process.wait()
+        self._output.seek(0)
+        output = self._output.read()
+        self._output.close()
+        self._directory.cleanup()
+        # the status lines come last, after the last command's messages; a
+        # command that ocloc gave up on (and every later one) has none
+        statuses = {int(number): result == "successful"
+                    for number, result in _STATUS.findall(output)}
+        parts = _COMMAND.split(_STATUS.split(output, maxsplit=1)[0])
+        messages = dict(zip((int(number) - 1 for number in parts[1::2]), parts[2::2]))
+        stopped = f"not built: ocloc stopped before it (exit status {status})"
+        return [Build(statuses.get(i, "Build succeeded." in messages.get(i, "")),
+                      messages.get(i, stopped)) for i in range(self._count)]
+
+
+def build_many(ocloc: str, jobs: Sequence[tuple[bytes, str]]) -> list[Build]:
+    """Build each ``(spirv, arch)`` of ``jobs`` with ``ocloc``, in one process."""
+    return Builds(ocloc, jobs).wait()

@@ -3,9 +3,10 @@ ocloc: for ``pvc`` (Data Center GPU Max, with fp64) all of them, for ``dg2``
 (Arc, no fp64) those that declare no Float64 capability. conftest.py imports
 this module's fixture and hooks.
 
-Each distinct module (by its bytes) is built once, in the background: a
-thread hands batches to ``ocloc multi`` while the tests run, and the session
-waits for the last batch at its end. A failed build fails the session,
+Each distinct module (by its bytes) is built once, in the background: one
+``ocloc multi`` process at a time builds a batch while the tests run (started
+and collected between tests, from pytest's thread), and the session waits for
+the last batch at its end. A failed build fails the session,
 naming the test that compiled the module and the compiler's message. Without
 ocloc, nothing is built and the report header says how to get it;
 ``XPUC_REQUIRE_OCLOC=1`` (CI) makes that a failure.
@@ -16,9 +17,7 @@ from __future__ import annotations
 import array
 import hashlib
 import os
-import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -26,16 +25,16 @@ from xpuc import ocloc
 
 ALL_KERNELS_ARCH = "pvc"
 FLOAT32_KERNELS_ARCH = "dg2"
-_BATCH = 48  # modules per ocloc process: its libraries load once per batch
+_BATCH = 48  # builds per ocloc process: its libraries load once per batch
 
 _OCLOC = ocloc.find_ocloc()
 _seen_files: set[str] = set()
 _seen_modules: set[str] = set()
 _pending: list[tuple[str, str, bytes, str]] = []  # (test, file, SPIR-V, arch)
-_batches: list[Future] = []
-_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocloc")
-_busy_seconds = [0.0]
-_lock = threading.Lock()
+# the batch being built: its jobs and the process
+_running: tuple[list, ocloc.Builds] | None = None
+_failures: list[tuple[str, str, str, str]] = []  # (test, file, arch, compiler's message)
+_builds = [0]
 
 
 def declares_float64(spirv: bytes) -> bool:
@@ -53,19 +52,27 @@ def declares_float64(spirv: bytes) -> bool:
     return False
 
 
-def _build(batch: list[tuple[str, str, bytes, str]]) -> list[tuple[str, str, str, str]]:
-    """Build one batch; the failures as (test, file, arch, compiler's message)."""
-    started = time.perf_counter()
-    builds = ocloc.build_many(_OCLOC, [(spirv, arch) for _, _, spirv, arch in batch])
-    with _lock:
-        _busy_seconds[0] += time.perf_counter() - started
-    return [(test, name, arch, build.errors)
-            for (test, name, _, arch), build in zip(batch, builds) if not build.succeeded]
+def _collect(wait: bool) -> None:
+    """Take the running batch's results, if it ended (or waiting for it)."""
+    global _running
+    if _running is None or not (wait or _running[1].finished()):
+        return
+    batch, builds = _running
+    _running = None
+    results = builds.wait()
+    _builds[0] += len(batch)
+    _failures.extend((test, name, arch, build.errors)
+                     for (test, name, _, arch), build in zip(batch, results)
+                     if not build.succeeded)
 
 
-def _submit(batch: list) -> None:
-    if batch:
-        _batches.append(_pool.submit(_build, batch))
+def _start(size: int) -> None:
+    """Start building the first ``size`` pending jobs, if no batch runs."""
+    global _running
+    if _running is None and _pending:
+        batch = _pending[:size]
+        del _pending[:size]
+        _running = (batch, ocloc.Builds(_OCLOC, [(spirv, arch) for _, _, spirv, arch in batch]))
 
 
 @pytest.fixture(autouse=True)
@@ -90,9 +97,9 @@ def builds_for_intel_gpus(request):
         _pending.append((request.node.nodeid, name, spirv, ALL_KERNELS_ARCH))
         if not declares_float64(spirv):
             _pending.append((request.node.nodeid, name, spirv, FLOAT32_KERNELS_ARCH))
+    _collect(wait=False)
     if len(_pending) >= _BATCH:
-        _submit(_pending[:])
-        _pending.clear()
+        _start(_BATCH)
 
 
 def pytest_report_header(config) -> str:
@@ -103,18 +110,15 @@ def pytest_report_header(config) -> str:
             f"those without float64 for {FLOAT32_KERNELS_ARCH}")
 
 
-_failures: list[tuple[str, str, str, str]] = []
-
-
 def pytest_sessionfinish(session) -> None:
-    """Wait for the builds; a failed one fails the session."""
+    """Build what is left; a failed build fails the session."""
     if _OCLOC is None:
         return
-    _submit(_pending[:])
-    _pending.clear()
     waited = time.perf_counter()
-    for batch in _batches:
-        _failures.extend(batch.result())
+    _collect(wait=True)
+    while _pending:
+        _start(len(_pending))
+        _collect(wait=True)
     session.config._xpuc_ocloc_wait = time.perf_counter() - waited
     if _failures:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -125,8 +129,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
         return
     wait = getattr(terminalreporter.config, "_xpuc_ocloc_wait", 0.0)
     terminalreporter.write_line(
-        f"ocloc: {len(_seen_modules)} distinct SPIR-V modules built for Intel GPUs in "
-        f"{_busy_seconds[0]:.1f} s in the background ({wait:.1f} s waited at the end)")
+        f"ocloc: {len(_seen_modules)} distinct SPIR-V modules, {_builds[0]} builds for Intel "
+        f"GPUs in the background ({wait:.1f} s waited for at the end)")
     for test, name, arch, message in _failures:
         terminalreporter.write_line(f"FAILED ocloc build for {arch} of {name} (from {test}):",
                                     red=True)
