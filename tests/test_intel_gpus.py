@@ -329,8 +329,9 @@ def test_ocloc_reports_what_the_gpu_compiler_says(tmp_path):
 def test_an_unknown_arch_is_an_error(tmp_path):
     result = compile_command(write(tmp_path, FLOAT32_MODULE, "stencils.py"), "--arch", "mtl")
     assert result.returncode == 1
-    assert result.stderr == ("xpuc compile: unknown architecture 'mtl' (known: "
-                             f"{', '.join(intel_gpus.ARCHITECTURES)})\n")
+    assert result.stderr.startswith("xpuc compile: unknown architecture 'mtl' (known: ")
+    assert all(arch in result.stderr for arch in intel_gpus.ARCHITECTURES)
+    assert "Traceback" not in result.stderr
 
 
 def test_without_ocloc_compile_says_how_to_get_it(tmp_path, monkeypatch, capsys):
