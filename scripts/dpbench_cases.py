@@ -1,0 +1,405 @@
+"""Runs Intel dpbench's ``prange`` programs through xpuc as their authors wrote them
+(issue 33's acceptance check).
+
+For each ``*_numba_dpex_p.py`` and ``*_numba_mlir_p.py`` program of dpbench, the only
+change is the import of the decorator: ``numba_dpex``'s ``dpjit`` becomes ``xpuc.jit``,
+numba-mlir's ``njit`` (and its ``kernel`` module) xpuc's. Each program runs twice, with
+dpnp arrays and with NumPy arrays inside ``xpuc.device_context(DEVICE)``, on inputs from
+the benchmark's own init function, and is compared with dpbench's reference (the
+``_numpy`` version, else the ``_python`` one) as dpbench validates: ``np.allclose`` or a
+relative error (L2 norm) under the config's ``norm_error`` (default 1e-5). Every case runs
+in a subprocess with a timeout.
+
+    .venv/bin/python scripts/dpbench_cases.py [--dpbench PATH] [--jobs 2] [--json OUT]
+
+``PATH`` is a git directory (a mirror: files are read at HEAD) or a plain checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import traceback
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DPBENCH = "/work/.mirror/IntelPython+dpbench/repo"
+DEVICE = "opencl:cpu"
+PRESET = "S"
+PROGRAM_SUFFIXES = ("_numba_dpex_p", "_numba_mlir_p")
+MODES = ("dpnp", "numpy in context")
+
+# Preset S, made smaller where its pure-Python reference alone takes most of a minute
+SMALLER_THAN_PRESET = {
+    "knn": {"test_size": 256, "train_size": 256},
+    "dbscan": {"n_samples": 256},
+}
+
+# Import lines rewritten, each to one line, so that the program's line numbers stay its
+# own. What a line's module does not map (numba_dpex's kernel API) is left as written.
+IMPORT_REWRITES = (
+    (re.compile(r"^from numba_dpex import dpjit$"), "from xpuc import jit as dpjit"),
+    (re.compile(r"^import numba_dpex as (\w+)$"), r"import xpuc_as_numba_dpex as \1"),
+    (re.compile(r"^import numba_mlir\.kernel as (\w+)$"),
+     r"import xpuc_as_numba_mlir_kernel as \1"),
+    (re.compile(r"^import numba_mlir as (\w+)$"), r"import xpuc_as_numba_mlir as \1"),
+)
+
+# The modules those lines import instead
+SHIM_MODULES = {
+    "xpuc_as_numba_dpex.py": '''\
+"""numba_dpex's dpjit as xpuc.jit; nothing else of numba_dpex."""
+from xpuc import jit as dpjit  # noqa: F401
+''',
+    "xpuc_as_numba_mlir.py": '''\
+"""numba-mlir's njit as xpuc.jit, less numba-mlir's own GPU option."""
+import xpuc
+
+
+def njit(*args, gpu_fp64_truncate=None, **options):
+    return xpuc.jit(*args, **options)
+''',
+    "xpuc_as_numba_mlir_kernel.py": '''\
+"""numba_mlir.kernel's names as xpuc's, less numba-mlir's own GPU option."""
+import xpuc
+from xpuc import atomic, get_global_id, get_global_size, get_local_id  # noqa: F401
+
+
+def kernel(*args, gpu_fp64_truncate=None, **options):
+    return xpuc.kernel(*args, **options)
+''',
+}
+
+PRECISION_DTYPES = {"int": {"single": "i4", "double": "i8"},
+                    "float": {"single": "f4", "double": "f8"}}
+
+
+# ---------------------------------------------------------------- extraction
+
+
+def extract(dpbench: Path, dest: Path) -> None:
+    """Copies dpbench's configs and the benchmark folders that hold a prange program."""
+    mirror = not (dpbench / "dpbench").is_dir()
+    if mirror:
+        listing = subprocess.run(["git", "-C", str(dpbench), "ls-tree", "-r", "--name-only",
+                                  "HEAD"], check=True, capture_output=True, text=True).stdout
+        paths = listing.split()
+    else:
+        paths = [str(p.relative_to(dpbench)) for p in dpbench.rglob("*") if p.is_file()]
+    program_dirs = {str(Path(p).parent) for p in paths
+                    if Path(p).stem.endswith(PROGRAM_SUFFIXES)}
+    wanted = [p for p in paths
+              if (p.startswith("dpbench/configs/") and p.endswith(".toml"))
+              or (str(Path(p).parent) in program_dirs and p.endswith(".py"))]
+    for path in wanted:
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if mirror:
+            target.write_bytes(subprocess.run(["git", "-C", str(dpbench), "show", f"HEAD:{path}"],
+                                              check=True, capture_output=True).stdout)
+        else:
+            shutil.copyfile(dpbench / path, target)
+
+
+def dpbench_commit(dpbench: Path) -> str:
+    result = subprocess.run(["git", "-C", str(dpbench), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True)
+    return result.stdout.strip() or "unknown"
+
+
+def find_programs(tree: Path) -> list[dict[str, str]]:
+    """Each prange program with its benchmark's config, ordered by program."""
+    benchmarks = tree / "dpbench" / "benchmarks"
+    programs = []
+    for config in sorted((tree / "dpbench" / "configs" / "bench_info").rglob("*.toml")):
+        relative_path = tomllib.loads(config.read_text())["benchmark"]["relative_path"]
+        for folder in benchmarks.rglob(relative_path):
+            if folder.is_dir() and folder.as_posix().endswith("/" + relative_path):
+                programs += [{"program": str(program), "config": str(config)}
+                             for suffix in PROGRAM_SUFFIXES
+                             for program in folder.glob(f"*{suffix}.py")]
+    return sorted(programs, key=lambda p: Path(p["program"]).name)
+
+
+def sibling(program: Path, *suffixes: str) -> Path:
+    """The first of the program's sibling modules named by its prefix (``conv2d`` of
+    ``conv2d_numba_dpex_p.py``) and one of ``suffixes``, as dpbench finds them."""
+    prefix = program.stem.removesuffix(next(s for s in PROGRAM_SUFFIXES
+                                            if program.stem.endswith(s)))
+    return next(p for s in suffixes if (p := program.parent / f"{prefix}{s}.py").is_file())
+
+
+# ---------------------------------------------------------------- one case (subprocess)
+
+
+def load_module(path: Path, name: str | None = None) -> Any:
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def rewrite_imports(source: str) -> str:
+    lines = source.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        for pattern, replacement in IMPORT_REWRITES:
+            stripped = line.rstrip("\n")
+            if pattern.match(stripped):
+                lines[index] = pattern.sub(replacement, stripped) + "\n"
+                break
+    return "".join(lines)
+
+
+def parameters(info: dict[str, Any]) -> dict[str, Any]:
+    return {**info["parameters"][PRESET], **SMALLER_THAN_PRESET.get(info["module_name"], {})}
+
+
+def initial_data(info: dict[str, Any], program: Path) -> dict[str, Any]:
+    """The inputs as dpbench makes them (``Benchmark.initialize_input_data``)."""
+    import numpy as np
+
+    data = parameters(info)
+    init = info.get("init")
+    if not init:
+        return data
+    precision = init.get("precision", "")
+    if init.get("types_dict_name"):
+        data[init["types_dict_name"]] = {kind: np.dtype(names[precision])
+                                         for kind, names in PRECISION_DTYPES.items()}
+    init_file = sibling(program, "_initialize", "")
+    initialize = getattr(load_module(init_file, "dpbench_init"), init["func_name"])
+    made = initialize(**{arg: data[arg] for arg in init["input_args"]})
+    made = made if isinstance(made, tuple) else (made,)
+    data.update(zip(init["output_args"], made))
+    if precision and not init.get("types_dict_name"):
+        for arg in init["output_args"]:
+            value = data[arg]
+            if isinstance(value, np.ndarray):
+                kind = ("float" if np.issubdtype(value.dtype, np.floating)
+                        else "int" if np.issubdtype(value.dtype, np.integer) else None)
+                if kind:
+                    data[arg] = value.astype(PRECISION_DTYPES[kind][precision])
+    return data
+
+
+def outputs(info: dict[str, Any], inputs: dict[str, Any], returned: Any) -> dict[str, Any]:
+    """Output arguments and the returned value, as NumPy (dpbench's ``_exec_copy_output``)."""
+    import dpnp
+    import numpy as np
+
+    def to_numpy(value: Any) -> Any:
+        return dpnp.asnumpy(value) if isinstance(value, dpnp.ndarray) else np.asarray(value)
+
+    found = {arg: to_numpy(inputs[arg]) for arg in info.get("output_args", [])
+             if arg in info["array_args"]}
+    if returned is not None:
+        found["return-value"] = (tuple(to_numpy(v) for v in returned)
+                                 if isinstance(returned, tuple) else to_numpy(returned))
+    return found
+
+
+def mismatch(expected: dict[str, Any], actual: dict[str, Any], rel_error: float) -> str | None:
+    """What differs, judged as dpbench's ``validate`` does; None when all agree."""
+    import numpy as np
+
+    for key, reference in expected.items():
+        if key not in actual:
+            return f"{key} missing"
+        pairs = (zip(reference, actual[key]) if isinstance(reference, tuple)
+                 else [(reference, actual[key])])
+        for ref, got in pairs:
+            ref, got = np.asarray(ref), np.asarray(got)
+            if ref.shape != got.shape:
+                return f"{key}: shape {got.shape}, expected {ref.shape}"
+            if np.allclose(ref, got):
+                continue
+            norm = np.linalg.norm(ref) or np.linalg.norm(got)
+            error = np.linalg.norm(ref - got) / norm if norm else 0.0
+            if not error < rel_error:
+                return f"{key}: relative error {error:.3g}"
+    return None
+
+
+def run_case(program: Path, config: Path, mode: str, workdir: Path) -> dict[str, Any]:
+    # xpuc first: it points the OpenCL loader at the device runtime before dpnp loads it
+    import xpuc  # noqa: I001
+    import dpnp
+    import numpy as np
+
+    info = tomllib.loads(config.read_text())["benchmark"]
+    data = initial_data(info, program)
+    reference_file = sibling(program, "_numpy", "_python")
+
+    def fresh_inputs(convert: Any) -> dict[str, Any]:
+        return {arg: convert(np.array(data[arg], copy=True)) if arg in info["array_args"]
+                else data[arg] for arg in info["input_args"]}
+
+    reference_inputs = fresh_inputs(lambda a: a)
+    reference = getattr(load_module(reference_file, "dpbench_reference"), info["func_name"])
+    expected = outputs(info, reference_inputs, reference(**reference_inputs))
+
+    rewritten = workdir / program.name
+    rewritten.write_text(rewrite_imports(program.read_text()))
+    for name, text in SHIM_MODULES.items():
+        (workdir / name).write_text(text)
+    sys.path.insert(0, str(workdir))
+    xpuc.reset_stats()
+    try:
+        implementation = getattr(load_module(rewritten), info["func_name"])
+        if mode == "dpnp":
+            inputs = fresh_inputs(dpnp.asarray)
+            returned = implementation(**inputs)
+        else:
+            inputs = fresh_inputs(lambda a: a)
+            with xpuc.device_context(DEVICE):
+                returned = implementation(**inputs)
+        actual = outputs(info, inputs, returned)
+    except xpuc.UnsupportedError as error:
+        message = str(error).replace(f"{workdir}{os.sep}", "")
+        named = re.search(rf"{re.escape(program.name)}\D{{1,8}}\d+", message) is not None
+        inside = re.search(r"[\w/.-]*(?:numba|xpuc|compiler)/[\w/.-]+\.py", message)
+        return {"outcome": "refused", "names_line": named, "detail": message.splitlines()[0],
+                "names_compiler_file": inside.group(0) if inside else ""}
+    except Exception as error:  # noqa: BLE001  (every other failure is this case's finding)
+        message = str(error).replace(f"{workdir}{os.sep}", "")
+        return {"outcome": "error", "detail": f"{type(error).__name__}: {_first_line(message)}",
+                "where": _program_line(error, message, program.name)}
+    launches = xpuc.stats()["kernel_launches"]
+    wrong = mismatch(expected, actual, info.get("norm_error", 1e-05))
+    outcome = "wrong" if wrong else "pass" if launches else "no kernels"
+    return {"outcome": outcome, "kernel_launches": launches, "detail": wrong or ""}
+
+
+def _first_line(message: str) -> str:
+    """The message's first line, past Numba's "Failed in ... pipeline" headers."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    telling = [line for line in lines if not re.match(r"Failed in .* pipeline", line)]
+    return (telling or lines or [""])[0]
+
+
+def _program_line(error: BaseException, message: str, program_name: str) -> str:
+    """The program's line that the message names (Numba's "File ..., line N"), else the
+    program's innermost line in the traceback."""
+    named = re.findall(rf"{re.escape(program_name)}(?:\", line |:| \()(\d+)", message)
+    frames = [f.lineno for f in traceback.extract_tb(error.__traceback__)
+              if Path(f.filename).name == program_name]
+    lines = named[-1:] or frames[-1:]
+    return f"{program_name}:{lines[0]}" if lines else ""
+
+
+# ---------------------------------------------------------------- driver
+
+
+def run_in_subprocess(case: dict[str, str], timeout: int) -> dict[str, Any]:
+    result = _run_in_subprocess(case, timeout)
+    print(f"{Path(case['program']).stem} ({case['mode']}): {result['outcome']}",
+          file=sys.stderr, flush=True)
+    return result
+
+
+def _run_in_subprocess(case: dict[str, str], timeout: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="dpbench-case-") as workdir:
+        command = [sys.executable, __file__, "--case", case["program"], case["config"],
+                   case["mode"], workdir]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {**case, "outcome": "error", "detail": f"timed out after {timeout} s"}
+    lines = done.stdout.strip().splitlines()
+    if done.returncode == 0 and lines:
+        return {**case, **json.loads(lines[-1])}
+    last = (done.stderr.strip().splitlines() or [""])[-1]
+    return {**case, "outcome": "error",
+            "detail": f"process ended with status {done.returncode}: {last}"}
+
+
+def describe(result: dict[str, Any]) -> str:
+    if result["outcome"] == "refused":
+        line = "names its line" if result["names_line"] else "does not name the program's line"
+        if result.get("names_compiler_file"):
+            line += f", names {result['names_compiler_file']}"
+        return f"refused ({line}): {result['detail']}"
+    where = f" at {result['where']}" if result.get("where") else ""
+    return f"{result['outcome']}: {result['detail']}{where}" if result["detail"] else ""
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    by_program: dict[str, dict[str, dict[str, Any]]] = {}
+    for result in results:
+        by_program.setdefault(Path(result["program"]).stem, {})[result["mode"]] = result
+    rows = ["| program | dpnp | NumPy in context | detail |", "|---|---|---|---|"]
+    for program, modes in sorted(by_program.items()):
+        dpnp_detail, numpy_detail = (describe(modes[mode]) for mode in MODES)
+        detail = (dpnp_detail if dpnp_detail == numpy_detail
+                  else "; ".join(f"{label}: {text}" for label, text
+                                 in (("dpnp", dpnp_detail), ("NumPy", numpy_detail)) if text))
+        rows.append(f"| {program} | {modes['dpnp']['outcome']} | "
+                    f"{modes['numpy in context']['outcome']} | {detail.replace('|', '/')} |")
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
+    total = ", ".join(f"{outcome} {count}" for outcome, count in sorted(counts.items()))
+    passed = counts.get("pass", 0)
+    rows.append("")
+    rows.append(f"Totals over {len(results)} cases: {total} "
+                f"({100 * passed / len(results):.0f}% pass).")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dpbench", type=Path, default=Path(DEFAULT_DPBENCH))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per case")
+    parser.add_argument("--json", type=Path, default=Path("dpbench_cases.json"))
+    parser.add_argument("-k", dest="pattern", default="", help="only programs matching this")
+    parser.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.case:
+        program, config, mode, workdir = options.case
+        print(json.dumps(run_case(Path(program), Path(config), mode, Path(workdir))))
+        return
+
+    with tempfile.TemporaryDirectory(prefix="dpbench-") as tree:
+        extract(options.dpbench, Path(tree))
+        cases = [{**program, "mode": mode} for program in find_programs(Path(tree))
+                 for mode in MODES if options.pattern in Path(program["program"]).name]
+        sizes = {}
+        for case in cases:
+            info = tomllib.loads(Path(case["config"]).read_text())["benchmark"]
+            sizes[info["module_name"]] = parameters(info)
+        with concurrent.futures.ThreadPoolExecutor(options.jobs) as pool:
+            results = list(pool.map(lambda c: run_in_subprocess(c, options.timeout), cases))
+    for result in results:
+        result["program"] = Path(result.pop("program")).name
+        result.pop("config")
+
+    xpuc_commit = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse",
+                                  "--short", "HEAD"], capture_output=True, text=True).stdout
+    header = (f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, xpuc "
+              f"{xpuc_commit.strip()}, dpbench {dpbench_commit(options.dpbench)}, "
+              f"preset {PRESET} on {DEVICE}")
+    print(header + "\n")
+    print(table(results))
+    print("\nSizes: " + "; ".join(
+        f"{name} {', '.join(f'{k}={v}' for k, v in params.items())}"
+        + (" (smaller than S)" if name in SMALLER_THAN_PRESET else "")
+        for name, params in sorted(sizes.items())))
+    options.json.write_text(json.dumps({"run": header, "sizes": sizes, "cases": results},
+                                       indent=1) + "\n")
+    print(f"\nJSON: {os.fspath(options.json)}")
+
+
+if __name__ == "__main__":
+    main()
