@@ -97,7 +97,10 @@ def _widens(signature) -> bool:
 
 
 def _int_literal(func_ir: ir.FunctionIR, var: ir.Var) -> ir.Const | None:
-    """The Python int constant ``var`` holds, if it does."""
+    """The Python int literal ``var`` holds, if it is one: a temporary (a
+    variable of the user's holding an int may meet ints elsewhere)."""
+    if not var.is_temp:
+        return None
     definition = guard(func_ir.get_definition, var)
     if isinstance(definition, ir.Const) and type(definition.value) is int:
         return definition
