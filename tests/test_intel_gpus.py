@@ -12,6 +12,7 @@ import textwrap
 import numba
 import numpy as np
 import pytest
+from intel_gpu_builds import declares_float64
 
 import xpuc
 from xpuc import cli, intel_gpus, ocloc
@@ -287,6 +288,13 @@ def test_float32_code_for_dg2_has_no_float64_capability(tmp_path):
         text = subprocess.run(["spirv-dis", path], capture_output=True, text=True,
                               check=True).stdout
         assert "OpCapability Float64" not in text and "OpTypeFloat 64" not in text, path
+        # what the tests' ocloc builds read to pick the modules dg2 builds
+        with open(path, "rb") as file:
+            assert not declares_float64(file.read())
+    doubles = write(tmp_path, FLOAT64_MODULE, "doubles.py")
+    result = compile_command(doubles, "--arch", "pvc", "--emit", "spv", "-o", str(tmp_path / "d"))
+    assert result.returncode == 0, result.stderr
+    assert declares_float64((tmp_path / "d" / "twice_parfor0_kernel.spv").read_bytes())
 
 
 @needs_ocloc
