@@ -19,11 +19,13 @@ from enum import IntEnum
 
 __all__ = [
     "BASE_TYPES",
+    "CUDA_ENTRIES",
     "ENTRIES",
     "ENUMS",
     "LIMITS",
     "MAX_KERNEL_ARGS",
     "MAX_WORK_ITEMS",
+    "OPAQUE_TYPES",
     "STATS_FIELDS",
     "ArgKind",
     "Entry",
@@ -45,6 +47,7 @@ class Status(IntEnum):
     ERR_COPY = 3  # host<->device copy failed
     ERR_BUILD = 4  # SPIR-V module did not build for the device
     ERR_LAUNCH = 5  # kernel submission or execution failed
+    ERR_DRIVER = 6  # the device driver is missing or failed (CUDA)
 
 
 class UsmKind(IntEnum):
@@ -105,7 +108,8 @@ STATS_FIELDS: tuple[str, ...] = (
 #: The notation's base types and the C type each stands for. A type is a base
 #: type, optionally preceded by ``const`` and followed by ``*``s, read as in
 #: C: ``const u64*`` is ``const uint64_t *``, ``void**`` is ``void **``.
-#: ``queue`` is opaque (only pointed to); ``stats`` is the struct above.
+#: ``queue`` and ``cuda_device`` are opaque (only pointed to); ``stats`` is
+#: the struct above.
 BASE_TYPES: dict[str, str] = {
     "void": "void",
     "status": "int",  # a Status value
@@ -114,8 +118,10 @@ BASE_TYPES: dict[str, str] = {
     "i64": "int64_t",
     "u64": "uint64_t",
     "queue": "xpuc_queue",
+    "cuda_device": "xpuc_cuda_device",
     "stats": "xpuc_stats",
 }
+OPAQUE_TYPES = ("queue", "cuda_device")
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,8 @@ def parse_type(text: str) -> Type:
     if not match or match[2] not in BASE_TYPES:
         raise ValueError(f"xpuc.abi: not a type of the notation: {text!r}")
     parsed = Type(match[2], len(match[3]), bool(match[1]))
-    if parsed.base == "queue" and not parsed.pointers:
-        raise ValueError(f"xpuc.abi: queue is opaque, only pointed to: {text!r}")
+    if parsed.base in OPAQUE_TYPES and not parsed.pointers:
+        raise ValueError(f"xpuc.abi: {parsed.base} is opaque, only pointed to: {text!r}")
     return parsed
 
 
@@ -232,5 +238,36 @@ ENTRIES: dict[str, Entry] = {
         _entry("xpuc_get_stats", "void", ("out", "stats*")),
         _entry("xpuc_reset_stats", "void"),
         _entry("xpuc_trace_launches", "void", ("on", "i32")),
+    )
+}
+
+#: Every entry of the CUDA runtime (runtime/cuda/xpuc_cuda.h, libxpuc_cuda.so),
+#: by name, in the header's order. Its launch takes a device and then what
+#: the SYCL runtime's ``xpuc_launch`` takes: one launch ABI for both.
+CUDA_ENTRIES: dict[str, Entry] = {
+    entry.name: entry
+    for entry in (
+        # devices
+        _entry("xpuc_cuda_device_count", "status", ("out", "i32*")),
+        _entry("xpuc_cuda_device_open", "status", ("ordinal", "i32"),
+               ("out", "cuda_device**")),
+        _entry("xpuc_cuda_device_describe", "status", ("device", "cuda_device*"),
+               ("name", "char*"), ("name_size", "i64"), ("major", "i32*"),
+               ("minor", "i32*")),
+        # device memory and copies
+        _entry("xpuc_cuda_alloc", "status", ("device", "cuda_device*"), ("nbytes", "i64"),
+               ("out", "void**")),
+        _entry("xpuc_cuda_free", "status", ("device", "cuda_device*"), ("ptr", "void*")),
+        _entry("xpuc_cuda_copy_to_device", "status", ("device", "cuda_device*"),
+               ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
+        _entry("xpuc_cuda_copy_to_host", "status", ("device", "cuda_device*"),
+               ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
+        # launches: a device, then xpuc_launch's parameters (the binary is PTX)
+        Entry("xpuc_cuda_launch", "status", (
+            ("device", "cuda_device*"),
+            *((name.replace("spirv", "ptx"), kind)
+              for name, kind in ENTRIES["xpuc_launch"].params))),
+        # errors
+        _entry("xpuc_cuda_last_error", "const char*"),
     )
 }

@@ -264,12 +264,13 @@ def build_for_arch(compiled: list[CompiledFunction | CompiledKernel], arch: str,
     return [(name, build) for (name, _), build in zip(modules, builds)]
 
 
-def summary(function: CompiledFunction | CompiledKernel, device: dpctl.SyclDevice) -> str:
-    """One line saying what compiling ``function`` produced."""
+def summary(function: CompiledFunction | CompiledKernel, device: dpctl.SyclDevice | str) -> str:
+    """One line saying what compiling ``function`` for ``device`` (or the
+    architecture it names) produced."""
     kernels = [name for emitted in function.emitted() if not isinstance(emitted, str)
                for name in emitted.kernel_names]
     count = len(function.signatures)
     return (f"{function.qualname}: {count} signature{'s' if count != 1 else ''}, "
             f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''} for "
-            f"{device_name(device) or describe(device)}"
+            f"{device if isinstance(device, str) else device_name(device) or describe(device)}"
             + (f" ({', '.join(kernels)})" if kernels else ""))

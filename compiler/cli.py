@@ -113,16 +113,22 @@ def _emit(compiled: list, args: argparse.Namespace) -> int:
 
 
 def _compile_for_arch(args: argparse.Namespace) -> int:
-    """``xpuc compile --arch NAME``: the kernels for an Intel GPU architecture
-    (no device needed); without ``--emit``, each built by ocloc."""
-    from xpuc import aot, cache, intel_gpus, ocloc
+    """``xpuc compile --arch NAME``: the kernels for an Intel or NVIDIA GPU
+    architecture (no device needed); without ``--emit``, each Intel build
+    made by ocloc, each NVIDIA one summed up (its PTX is the driver's to build)."""
+    from xpuc import aot, cache, nvidia_gpus, ocloc, targets
 
-    if args.arch not in intel_gpus.ARCHITECTURES:
+    if args.arch not in targets.known_architectures():
         print(f"xpuc compile: unknown architecture '{args.arch}' (known: "
-              f"{', '.join(intel_gpus.ARCHITECTURES)})", file=sys.stderr)
+              f"{', '.join(targets.known_architectures())})", file=sys.stderr)
+        return 1
+    nvidia = nvidia_gpus.is_architecture(args.arch)
+    if nvidia and args.emit == aot.BINARY_STAGE:
+        print(f"xpuc compile --arch {args.arch}: an NVIDIA GPU runs PTX, not SPIR-V: "
+              "print it with --emit ptx", file=sys.stderr)
         return 1
     found = None
-    if not args.emit:  # before compiling: say at once that nothing can be built
+    if not args.emit and not nvidia:  # before compiling: say at once that nothing can be built
         found = ocloc.find_ocloc()
         if found is None:
             print(f"xpuc compile --arch {args.arch}: builds with ocloc, Intel's GPU "
@@ -136,6 +142,10 @@ def _compile_for_arch(args: argparse.Namespace) -> int:
         return 1
     if args.emit:
         return _emit(compiled, args)
+    if nvidia:
+        for function in compiled:
+            print(aot.summary(function, args.arch))
+        return 0
     failed = 0
     for name, build in aot.build_for_arch(compiled, args.arch, found):
         if build.succeeded:
@@ -179,7 +189,7 @@ def _opt(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     import xpuc  # noqa: F401  (configures the OpenCL loader before dpctl loads)
     from xpuc.aot import BINARY_STAGE
-    from xpuc.passes import STAGES
+    from xpuc.passes import STAGE_TABLES
 
     parser = argparse.ArgumentParser(prog="xpuc", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -194,11 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--device", help="a SYCL filter string or sub-device name "
                                         "(default: dpctl's default)")
     where.add_argument("--arch", help="an Intel GPU architecture as ocloc names it (pvc, dg2, "
-                                      "acm-g10, tgllp, adlp, adls), compiled for without the "
-                                      "GPU; without --emit, each kernel is built with ocloc")
+                                      "acm-g10, tgllp, adlp, adls) or an NVIDIA one as ptxas "
+                                      "does (sm_75 ... sm_120), compiled for without the GPU; "
+                                      "without --emit, each Intel kernel is built with ocloc")
     compile_parser.add_argument(
-        "--emit", choices=[stage.name for stage in STAGES],
-        help=f"print the MLIR of a stage, or write SPIR-V binaries with {BINARY_STAGE}",
+        "--emit", choices=list(dict.fromkeys(stage.name for table in STAGE_TABLES.values()
+                                              for stage in table)),
+        help=f"print the MLIR of a stage (a CUDA device's ptx stage: its PTX), or write "
+             f"SPIR-V binaries with {BINARY_STAGE}",
     )
     compile_parser.add_argument(
         "-o", dest="output", metavar="DIR",
@@ -209,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         "opt", help="run one lowering stage on an MLIR file (a failed stage's reproducer)")
     opt_parser.add_argument("file", help="the stage's input: MLIR text")
     opt_parser.add_argument("--stage", help="the stage to run (default: the reproducer's)")
-    opt_parser.add_argument("--stages", choices=["parfor", "kernel"],
+    opt_parser.add_argument("--stages", choices=list(STAGE_TABLES),
                             help="the stage table: a parfor's or an explicit kernel's "
                                  "(default: the reproducer's, else parfor)")
     opt_parser.add_argument("--device", help="the device to generate code for (default: the "

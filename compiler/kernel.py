@@ -32,7 +32,7 @@ from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.translation import KernelParam
-from .passes import KERNEL_STAGES, Lowered
+from .passes import Lowered, stages_for
 from .placement import Placement, call_key, place
 from .serialize import reduce_with_function
 
@@ -192,9 +192,10 @@ class KernelFunction:
                 target = targets.target_for(device)
                 func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes, target.fp64)
                 module = translate_kernel(func_ir, typemap, calltypes, self._name, ndim)
-                lowered = compile_to_spirv(self._name, module.mlir, target, KERNEL_STAGES)
+                lowered = compile_to_spirv(self._name, module.mlir, target,
+                                           stages_for(target, kernel=True))
                 compiled = self._compiled[key] = _Compiled(
-                    module, lowered, runtime.spirv_hash(lowered.spirv))
+                    module, lowered, runtime.spirv_hash(lowered.binary))
         return compiled
 
     def _lowered(self, signature: tuple | None) -> list[_Compiled]:

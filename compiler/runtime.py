@@ -14,7 +14,7 @@ import importlib.resources
 import os
 import threading
 from collections.abc import Sequence
-from ctypes import POINTER, c_char, c_char_p, c_int, c_int32, c_int64, c_uint64, c_void_p
+from ctypes import c_int32, c_int64, c_uint64, c_void_p
 
 import dpctl
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from . import abi
 from .abi import MAX_KERNEL_ARGS, MAX_WORK_ITEMS, ArgKind, UsmKind
 from .errors import DeviceError
+from .runtime_ctypes import Stats, bind, slot
 
 __all__ = [
     "ARG_F32",
@@ -89,43 +90,7 @@ LIBRARY_PATH: str = _find_library()
 _lib = ctypes.CDLL(LIBRARY_PATH, mode=ctypes.RTLD_GLOBAL)
 
 
-class _Stats(ctypes.Structure):
-    _fields_ = [(name, c_int64) for name in abi.STATS_FIELDS]
-
-
-# The ctypes type of each base type of abi's notation (not pointed to).
-_BASE_CTYPES: dict[str, type | None] = {
-    "void": None,
-    "status": c_int,
-    "char": c_char,
-    "i32": c_int32,
-    "i64": c_int64,
-    "u64": c_uint64,
-    "stats": _Stats,
-}
-
-
-def ctypes_type(kind: abi.Type) -> type | None:
-    """The ctypes type of a type of abi's notation: pointers to void and to
-    the opaque queue are ``c_void_p``, ``char*`` is a string (``c_char_p``),
-    other pointers are ``POINTER``s."""
-    if kind.pointers == 0:
-        return _BASE_CTYPES[kind.base]
-    if kind.pointers == 1 and kind.base in ("void", "queue"):
-        return c_void_p
-    if kind.pointers == 1 and kind.base == "char":
-        return c_char_p
-    return POINTER(ctypes_type(abi.Type(kind.base, kind.pointers - 1)))
-
-
-def ctypes_signature(entry: abi.Entry) -> tuple[type | None, list[type]]:
-    """``(restype, argtypes)`` of a runtime entry."""
-    return ctypes_type(entry.result_type), [ctypes_type(t) for t in entry.param_types]
-
-
-for _entry in abi.ENTRIES.values():
-    _function = getattr(_lib, _entry.name)
-    _function.restype, _function.argtypes = ctypes_signature(_entry)
+bind(_lib, abi.ENTRIES)
 
 
 def symbol_addresses() -> dict[str, int]:
@@ -338,20 +303,11 @@ def launch(
     kernel([slot(kind, value) for kind, value in args], global_size, local_size)
 
 
-def slot(kind: int, value: float) -> int:
-    """The 64-bit slot holding ``value``'s bits (f32 in the low four bytes)."""
-    if kind == ARG_F32:
-        return int.from_bytes(ctypes.c_float(value), "little")
-    if kind == ARG_F64:
-        return int.from_bytes(ctypes.c_double(value), "little")
-    return int(value) & 0xFFFF_FFFF_FFFF_FFFF
-
-
 def stats() -> dict[str, int]:
     """The runtime's process-wide counters."""
-    counters = _Stats()
+    counters = Stats()
     _lib.xpuc_get_stats(ctypes.byref(counters))
-    return {name: getattr(counters, name) for name, _ in _Stats._fields_}
+    return {name: getattr(counters, name) for name, _ in Stats._fields_}
 
 
 def reset_stats() -> None:

@@ -9,8 +9,8 @@ import os
 
 import dpctl
 
+from . import intel_gpus, nvidia_gpus
 from .device import root_device
-from .intel_gpus import arch_target
 from .passes import Target
 
 # XPUC_FP64=0: every device counts as lacking fp64, so that code meant for a
@@ -28,8 +28,9 @@ def has_fp64(device: dpctl.SyclDevice) -> bool:
 
 
 def target_for(device: dpctl.SyclDevice | str) -> Target:
-    """What changes generated code on ``device``, or on the Intel GPU
-    architecture it names (``dg2``, see ``intel_gpus``)."""
+    """What changes generated code on ``device``, or on the GPU architecture
+    it names: Intel's as ocloc names them (``dg2``, see ``intel_gpus``),
+    NVIDIA's as ptxas does (``sm_90``, see ``nvidia_gpus``)."""
     if isinstance(device, str):
         target = arch_target(device)
         return dataclasses.replace(target, fp64=target.fp64 and not fp64_switched_off())
@@ -62,3 +63,15 @@ def vector_lanes(device: dpctl.SyclDevice) -> int:
     if device.is_cpu:
         return device.native_vector_width_float
     return max(device.sub_group_sizes, default=1)
+
+
+def arch_target(name: str) -> Target:
+    """The Target of GPU architecture ``name`` (``dg2``, ``sm_90``);
+    ValueError naming the ones known."""
+    family = nvidia_gpus if nvidia_gpus.is_architecture(name) else intel_gpus
+    return family.arch_target(name)
+
+
+def known_architectures() -> list[str]:
+    """Every architecture ``xpuc compile --arch`` takes."""
+    return [*intel_gpus.ARCHITECTURES, *nvidia_gpus.ARCHITECTURES]

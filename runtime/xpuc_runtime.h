@@ -21,6 +21,7 @@ typedef enum {
     XPUC_ERR_COPY = 3,    /* host<->device copy failed */
     XPUC_ERR_BUILD = 4,   /* SPIR-V module did not build for the device */
     XPUC_ERR_LAUNCH = 5,  /* kernel submission or execution failed */
+    XPUC_ERR_DRIVER = 6,  /* the device driver is missing or failed (CUDA) */
 } xpuc_status;
 
 typedef enum { XPUC_USM_DEVICE = 0, XPUC_USM_SHARED = 1, XPUC_USM_HOST = 2 } xpuc_usm_kind;

@@ -18,13 +18,15 @@ from llvmlite import ir as llvm
 from numba.core import types
 from numba.core.registry import cpu_target
 
-from xpuc import abi, runtime
+from xpuc import abi, cuda_runtime, runtime, runtime_ctypes
 from xpuc.frontend import runtime_calls
 from xpuc.passes import launch_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADERS = sorted((ROOT / "runtime").glob("*.h"))
 SOURCES = sorted((ROOT / "runtime").glob("*.c"))
+CUDA_HEADER = ROOT / "runtime" / "cuda" / "xpuc_cuda.h"
+CUDA_SOURCES = sorted((ROOT / "runtime" / "cuda").glob("*.c"))
 
 
 # ---- reading the C side ----------------------------------------------------------
@@ -102,11 +104,11 @@ def header_stats_fields(headers: list[Path] = HEADERS) -> list[tuple[str, str]]:
     return re.findall(r"(\w+)\s+(\w+)\s*;", body)
 
 
-def defined_entries() -> set[str]:
+def defined_entries(sources: list[Path] = SOURCES) -> set[str]:
     """The functions named ``xpuc_*`` the C sources define with external
     linkage."""
     names = set()
-    for path in SOURCES:
+    for path in sources:
         for header, name in re.findall(r"^([^\n;{}#]*?)\b(xpuc_\w+)\s*\([^;{}]*\)\s*\{",
                                        _code(path), flags=re.M):
             if "static" not in header.split():
@@ -153,6 +155,25 @@ def test_entry_prototypes_agree():
 
 def test_every_defined_entry_is_declared():
     assert defined_entries() == set(abi.ENTRIES)
+
+
+def test_cuda_entry_prototypes_agree():
+    """The CUDA runtime's header declares CUDA_ENTRIES (and includes the SYCL
+    runtime's header for the enums and limits both share)."""
+    prototypes = header_prototypes([CUDA_HEADER])
+    assert set(prototypes) == set(abi.CUDA_ENTRIES)
+    for name, entry in abi.CUDA_ENTRIES.items():
+        assert prototypes[name] == abi.c_prototype(entry)
+    assert '#include "../xpuc_runtime.h"' in CUDA_HEADER.read_text()
+    assert defined_entries(CUDA_SOURCES) == set(abi.CUDA_ENTRIES)
+
+
+def test_one_launch_abi():
+    """A CUDA launch takes a device, then what a SYCL launch takes."""
+    cuda = abi.CUDA_ENTRIES["xpuc_cuda_launch"].params
+    sycl = abi.ENTRIES["xpuc_launch"].params
+    assert cuda[0] == ("device", "cuda_device*")
+    assert [kind for _, kind in cuda[1:]] == [kind for _, kind in sycl]
 
 
 def test_readers_see_a_change(tmp_path):
@@ -210,7 +231,11 @@ _CTYPES = {
     "const u64*": POINTER(c_uint64),
     "const i32*": POINTER(c_int32),
     "const i64*": POINTER(c_int64),
-    "stats*": POINTER(runtime._Stats),
+    "stats*": POINTER(runtime_ctypes.Stats),
+    "cuda_device*": c_void_p,
+    "cuda_device**": POINTER(c_void_p),
+    "char*": c_char_p,
+    "i32*": POINTER(c_int32),
 }
 _LLVM = {
     "void": "void",
@@ -231,14 +256,15 @@ _LLVM = {
 }
 
 
-def _used_types() -> set[str]:
-    return {kind for entry in abi.ENTRIES.values()
+def _used_types(entries: dict[str, abi.Entry] = abi.ENTRIES) -> set[str]:
+    return {kind for entry in entries.values()
             for kind in (entry.result, *(kind for _, kind in entry.params))}
 
 
 def test_tables_here_cover_every_type():
     assert ctypes.sizeof(c_int) == 4
     assert _used_types() <= set(_CTYPES) and _used_types() <= set(_LLVM)
+    assert _used_types(abi.CUDA_ENTRIES) <= set(_CTYPES)  # no host code calls them
 
 
 @pytest.mark.parametrize("name", sorted(abi.ENTRIES))
@@ -247,12 +273,20 @@ def test_ctypes_signatures_are_derived(name):
     function = getattr(runtime._lib, name)
     expected = (_CTYPES[entry.result], [_CTYPES[kind] for _, kind in entry.params])
     assert (function.restype, function.argtypes) == expected
-    assert runtime.ctypes_signature(entry) == expected
+    assert runtime_ctypes.ctypes_signature(entry) == expected
+
+
+@pytest.mark.parametrize("name", sorted(abi.CUDA_ENTRIES))
+def test_cuda_ctypes_signatures_are_derived(name):
+    entry = abi.CUDA_ENTRIES[name]
+    function = getattr(cuda_runtime._lib, name)
+    expected = (_CTYPES[entry.result], [_CTYPES[kind] for _, kind in entry.params])
+    assert (function.restype, function.argtypes) == expected
 
 
 def test_ctypes_side_covers_the_abi():
     assert set(runtime.symbol_addresses()) == set(abi.ENTRIES)
-    assert [name for name, _ in runtime._Stats._fields_] == list(abi.STATS_FIELDS)
+    assert [name for name, _ in runtime_ctypes.Stats._fields_] == list(abi.STATS_FIELDS)
     assert set(runtime.stats()) == set(abi.STATS_FIELDS)
     for kind in abi.ArgKind:
         assert getattr(runtime, f"ARG_{kind.name}") is kind

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from xpuc import cli
 from xpuc.abi import ArgKind
 from xpuc.errors import UnsupportedError, XpucError
 from xpuc.frontend.host_lowering import compile_to_spirv
@@ -173,3 +174,41 @@ module attributes {gpu.container_module} {
 
 def test_libdevice_is_linked():
     assert lower(source("math_f64"), SM90, until="gpu").text("gpu").count(libdevice_path()) == 1
+
+
+FMA = '''
+import xpuc
+
+
+@xpuc.jit("float32[::1](float32[::1], float32[::1], float32[::1])")
+def fma(a, b, c):
+    return a * b + c
+'''
+
+
+def test_compile_for_an_nvidia_architecture(tmp_path, capsys):
+    path = tmp_path / "fma.py"
+    path.write_text(FMA)
+    assert cli.main(["compile", str(path), "--arch", "sm_90"]) == 0
+    assert capsys.readouterr().out == "fma: 1 signature, 1 kernel for sm_90 (fma_parfor0_kernel)\n"
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "spirv"]) == 0
+    assert capsys.readouterr().out.endswith("parfor fma_parfor0 has no spirv stage\n")
+
+
+def test_spirv_binaries_are_refused_for_an_nvidia_architecture(tmp_path, capsys):
+    path = tmp_path / "fma.py"
+    path.write_text(FMA)
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "spv", "-o",
+                     str(tmp_path / "out")]) == 1
+    assert capsys.readouterr().err == ("xpuc compile --arch sm_90: an NVIDIA GPU runs PTX, not "
+                                       "SPIR-V: print it with --emit ptx\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unknown_nvidia_architecture_is_refused(tmp_path, capsys):
+    path = tmp_path / "fma.py"
+    path.write_text(FMA)
+    assert cli.main(["compile", str(path), "--arch", "sm_70"]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("xpuc compile: unknown architecture 'sm_70' (known: ")
+    assert all(arch in error for arch in ARCHITECTURES)

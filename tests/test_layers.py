@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "compiler"
 
 LAYERS = ("dispatcher", "frontend", "dialects", "passes", "runtime")
 # modules outside the four packages: the user-facing layer, but for the runtime
-RUNTIME_MODULES = {"runtime"}
+RUNTIME_MODULES = {"runtime", "cuda_runtime", "runtime_ctypes"}
 LEAVES = {"abi", "array_library", "errors"}
 
 

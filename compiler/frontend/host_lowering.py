@@ -75,7 +75,7 @@ def _dump(name: str, lowered: Lowered, directory: str) -> None:
     """Keep every stage of a kernel on disk, to read or to reproduce a failure
     outside xpuc (``spirv-val``, ``spirv-dis``, ``mlir-opt``)."""
     os.makedirs(directory, exist_ok=True)
-    digest = hashlib.blake2b(lowered.spirv or lowered.ptx or b"", digest_size=4).hexdigest()
+    digest = hashlib.blake2b(lowered.binary or b"", digest_size=4).hexdigest()
     for stage, text in lowered.all_texts().items():
         with open(os.path.join(directory, f"{name}.{digest}.{stage}.mlir"), "w") as out:
             out.write(text)
@@ -400,6 +400,6 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     for inst in parfor.init_block.body:
         lowerer.lower_inst(inst)
     emitter = _HostEmitter(lowerer, kernel, offload.target.vector_lanes)
-    emitter.run_plan(lowered.plan, emitter.param_values(), lowered.spirv, kernel.ndim)
+    emitter.run_plan(lowered.plan, emitter.param_values(), lowered.binary, kernel.ndim)
     emitter.copy_back()
     emitter.combine_reductions()

@@ -14,6 +14,7 @@ from .ir_queries import integer_constant, nested_ops, ops_named, symbol_name
 from .unswitch import unit_variant
 
 _DIMENSIONS = ("x", "y", "z")
+_LIBDEVICE_SQRTF = "__nv_sqrtf"
 
 # attributes outlining sets from the launch's constant sizes: a CUDA launch
 # of the same range has other block counts and sizes (the runtime picks the
@@ -177,10 +178,13 @@ def exact_square_roots(module: ir.Module) -> None:
     (nvcc does, by default). convert-gpu-to-nvvm makes every square root that
     call, so this runs after it."""
     for call in ops_named(module.operation, "llvm.call"):
-        if ir.FlatSymbolRefAttr(call.attributes["callee"]).value != "__nv_sqrtf":
+        if ir.FlatSymbolRefAttr(call.attributes["callee"]).value != _LIBDEVICE_SQRTF:
             continue
         with call.location, ir.InsertionPoint(call):
             exact = ir.Operation.create("llvm.intr.sqrt", results=[call.results[0].type],
                                         operands=[call.operands[0]])
         call.results[0].replace_all_uses_with(exact.results[0])
         call.erase()
+    for declaration in ops_named(module.operation, "llvm.func"):  # now called nowhere
+        if symbol_name(declaration) == _LIBDEVICE_SQRTF:
+            declaration.erase()

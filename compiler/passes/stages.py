@@ -81,6 +81,11 @@ class Lowered:
     # has no effect, so launching it would only cost time
     empty: bool = False
 
+    @property
+    def binary(self) -> bytes | None:
+        """The kernels as the device's runtime loads them: SPIR-V or PTX."""
+        return self.spirv if self.spirv is not None else self.ptx
+
     def _texts(self) -> dict[str, str]:
         if self.texts is None:
             self.texts = lower(self.source, self.target, self.until, self.stages).texts

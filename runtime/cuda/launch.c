@@ -1,0 +1,149 @@
+/* Launches: a kernel of a PTX module run on a device, waited for. */
+#include "internal.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* A kernel parameter is read from its 64-bit slot's address, so an
+ * i8/i16/i32/f32 must sit in the slot's low-address bytes. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "xpuc's CUDA runtime assumes a little-endian host"
+#endif
+
+/* "(x, y, z)" of the first ndim sizes, for messages. */
+static const char *format_sizes(char *out, size_t size, const int64_t *sizes, int32_t ndim)
+{
+    int n = snprintf(out, size, "(");
+    for (int32_t i = 0; i < ndim && n > 0 && (size_t)n < size; i++)
+        n += snprintf(out + n, size - (size_t)n, i ? ", %lld" : "%lld",
+                      sizes ? (long long)sizes[i] : 0LL);
+    if (n > 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, ")");
+    return out;
+}
+
+static int launch_failed(int status, xpuc_cuda_device *device, const char *name,
+                         const char *problem, const int64_t *global, const int64_t *local,
+                         int32_t ndim)
+{
+    char gtext[80], ltext[80];
+    return fail(status,
+                "xpuc: launch of kernel '%s' failed on device cuda:%d (%s): %s (global size "
+                "%s, local size %s)",
+                name, (int)device->ordinal, device->name, problem,
+                format_sizes(gtext, sizeof gtext, global, ndim),
+                format_sizes(ltext, sizeof ltext, local, ndim));
+}
+
+/* The block the runtime picks for a range: the occupancy calculator's size
+ * for the kernel, filled along x first (a small x, as a reduction's lanes,
+ * leaves the rest to y, then z). */
+static void pick_block(int block_size, const int64_t *global, int32_t ndim, int64_t *block)
+{
+    int64_t room = block_size;
+    for (int32_t i = 0; i < ndim; i++) {
+        block[i] = global[i] < room ? global[i] : room;
+        room /= block[i];
+    }
+}
+
+int xpuc_cuda_launch(xpuc_cuda_device *device, const void *ptx, int64_t ptx_len,
+                     uint64_t ptx_hash, const char *kernel_name, const uint64_t *arg_slots,
+                     const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
+                     const int64_t *local, int32_t ndim)
+{
+    const char *name = kernel_name ? kernel_name : "?";
+    if (!device)
+        return fail(XPUC_ERR_INVALID, "xpuc: launch of kernel '%s': no device", name);
+    if (!ptx || ptx_len <= 0 || !kernel_name || ndim < 1 || ndim > 3 || !global || nargs < 0 ||
+        nargs > XPUC_MAX_KERNEL_ARGS || (nargs > 0 && (!arg_slots || !arg_kinds)))
+        return fail(XPUC_ERR_INVALID,
+                    "xpuc: launch of kernel '%s' failed on device cuda:%d (%s): bad arguments "
+                    "(%d kernel arguments, at most %d; %d dimensions)",
+                    name, (int)device->ordinal, device->name, (int)nargs, XPUC_MAX_KERNEL_ARGS,
+                    (int)ndim);
+    bool has_local = false, all_local = true, empty = false;
+    for (int32_t i = 0; i < ndim; i++) {
+        int64_t g = global[i], l = local ? local[i] : 0;
+        if (g < 0 || l < 0)
+            return launch_failed(XPUC_ERR_INVALID, device, name, "negative size", global, local,
+                                 ndim);
+        if (l > 0 && g % l != 0)
+            return launch_failed(XPUC_ERR_INVALID, device, name,
+                                 "global size not a multiple of local size", global, local,
+                                 ndim);
+        has_local |= l > 0;
+        all_local &= l > 0;
+        empty |= g == 0;
+    }
+    if (has_local && !all_local)
+        return launch_failed(XPUC_ERR_INVALID, device, name,
+                             "local size must be all zero or all positive", global, local, ndim);
+    if (empty) /* no work-items: nothing runs, so nothing is loaded or launched */
+        return XPUC_OK;
+    uint64_t slots[XPUC_MAX_KERNEL_ARGS];
+    void *params[XPUC_MAX_KERNEL_ARGS];
+    for (int32_t i = 0; i < nargs; i++) {
+        if (arg_kinds[i] < XPUC_ARG_PTR || arg_kinds[i] > XPUC_ARG_I16)
+            return fail(XPUC_ERR_INVALID,
+                        "xpuc: launch of kernel '%s' failed on device cuda:%d (%s): argument "
+                        "%d has unknown kind %d",
+                        name, (int)device->ordinal, device->name, (int)i, (int)arg_kinds[i]);
+        slots[i] = arg_slots[i]; /* the driver reads each parameter from its address */
+        params[i] = &slots[i];
+    }
+
+    int status = enter(device, "launching a kernel");
+    if (status != XPUC_OK)
+        return status;
+    cached_kernel *kernel;
+    status = get_kernel(device, ptx, ptx_len, ptx_hash, kernel_name, &kernel);
+    const driver_api *cu = driver();
+    CUresult result = 0;
+    const char *problem = NULL;
+    if (status == XPUC_OK && !has_local && !kernel->block_size) {
+        int min_grid, block_size;
+        result = cu->cuOccupancyMaxPotentialBlockSize(&min_grid, &block_size, kernel->function,
+                                                      NULL, 0, 0);
+        if (result == 0)
+            kernel->block_size = block_size; /* a race writes the same value */
+        else
+            problem = "the occupancy calculator failed";
+    }
+    int64_t block[3] = {1, 1, 1}, grid[3] = {1, 1, 1};
+    if (status == XPUC_OK && !problem) {
+        if (has_local)
+            for (int32_t i = 0; i < ndim; i++)
+                block[i] = local[i];
+        else
+            pick_block(kernel->block_size, global, ndim, block);
+        for (int32_t i = 0; i < ndim; i++) {
+            grid[i] = (global[i] + block[i] - 1) / block[i];
+            if (grid[i] > device->max_grid[i])
+                problem = "more blocks than the device launches in a dimension";
+        }
+    }
+    if (status == XPUC_OK && !problem) {
+        result = cu->cuLaunchKernel(kernel->function, (unsigned)grid[0], (unsigned)grid[1],
+                                    (unsigned)grid[2], (unsigned)block[0], (unsigned)block[1],
+                                    (unsigned)block[2], 0, NULL, nargs ? params : NULL, NULL);
+        problem = result ? "the driver refused the launch" : NULL;
+    }
+    if (status == XPUC_OK && !problem) {
+        result = cu->cuCtxSynchronize();
+        problem = result ? "the kernel failed" : NULL;
+    }
+    leave();
+    if (status != XPUC_OK)
+        return status;
+    if (problem) {
+        char text[512], reason[256];
+        if (result)
+            snprintf(text, sizeof text, "%s: %s", problem,
+                     describe_result(result, reason, sizeof reason));
+        else
+            snprintf(text, sizeof text, "%s", problem);
+        return launch_failed(XPUC_ERR_LAUNCH, device, name, text, global, local, ndim);
+    }
+    return XPUC_OK;
+}

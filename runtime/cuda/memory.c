@@ -1,0 +1,63 @@
+/* Device memory and copies, on a device's primary context. Copies from and to
+ * pageable host memory return once done (the driver's synchronous copies). */
+#include "internal.h"
+
+/* Runs `call` (a CUresult expression) in device's context; on failure, the
+ * message names what was done, the device and the driver's reason. */
+#define IN_CONTEXT(device, status, what, call)                                              \
+    do {                                                                                    \
+        int entered = enter((device), (what));                                              \
+        if (entered != XPUC_OK)                                                             \
+            return entered;                                                                 \
+        CUresult result = (call);                                                           \
+        leave();                                                                            \
+        if (result != 0) {                                                                  \
+            char text[256];                                                                 \
+            return fail((status), "xpuc: %s on cuda:%d (%s) failed: %s", (what),            \
+                        (int)(device)->ordinal, (device)->name,                             \
+                        describe_result(result, text, sizeof text));                        \
+        }                                                                                   \
+    } while (0)
+
+int xpuc_cuda_alloc(xpuc_cuda_device *device, int64_t nbytes, void **out)
+{
+    if (nbytes < 0 || !out)
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_alloc: bad arguments");
+    CUdeviceptr ptr = 0;
+    /* a 0-byte request gets a 1-byte block: a valid, distinct address */
+    IN_CONTEXT(device, XPUC_ERR_ALLOC, "allocating device memory",
+               driver()->cuMemAlloc(&ptr, nbytes ? (size_t)nbytes : 1));
+    *out = (void *)(uintptr_t)ptr;
+    return XPUC_OK;
+}
+
+int xpuc_cuda_free(xpuc_cuda_device *device, void *ptr)
+{
+    if (!ptr)
+        return XPUC_OK;
+    IN_CONTEXT(device, XPUC_ERR_INVALID, "freeing device memory",
+               driver()->cuMemFree((CUdeviceptr)(uintptr_t)ptr));
+    return XPUC_OK;
+}
+
+int xpuc_cuda_copy_to_device(xpuc_cuda_device *device, void *dst, const void *src,
+                             int64_t nbytes)
+{
+    if (nbytes < 0 || (nbytes && (!dst || !src)))
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_copy_to_device: bad arguments");
+    if (nbytes)
+        IN_CONTEXT(device, XPUC_ERR_COPY, "copying host->device",
+                   driver()->cuMemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, (size_t)nbytes));
+    return XPUC_OK;
+}
+
+int xpuc_cuda_copy_to_host(xpuc_cuda_device *device, void *dst, const void *src,
+                           int64_t nbytes)
+{
+    if (nbytes < 0 || (nbytes && (!dst || !src)))
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_copy_to_host: bad arguments");
+    if (nbytes)
+        IN_CONTEXT(device, XPUC_ERR_COPY, "copying device->host",
+                   driver()->cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, (size_t)nbytes));
+    return XPUC_OK;
+}

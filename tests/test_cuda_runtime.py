@@ -1,0 +1,228 @@
+"""The CUDA runtime (runtime/cuda/, xpuc.cuda_runtime): without a GPU, how it
+fails where there is no driver; on a CUDA GPU (tests marked ``cuda``, which
+skip elsewhere; scripts/cuda-device-tests.sh runs them there), devices,
+memory, and the PTX xpuc compiles launched and checked against NumPy."""
+
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xpuc import cuda_runtime
+from xpuc.errors import DeviceError
+
+DATA = Path(__file__).parent / "data" / "passes"
+
+
+def _device_or_none():
+    try:
+        return cuda_runtime.CudaDevice.open(0) if cuda_runtime.device_count() else None
+    except DeviceError:
+        return None
+
+
+DEVICE = _device_or_none()
+
+
+def cuda(test):
+    """Mark ``test`` as needing a CUDA device, and skip it where there is none."""
+    return pytest.mark.cuda(pytest.mark.skipif(DEVICE is None, reason="no CUDA device")(test))
+
+
+def _count_devices_with_driver(driver: str) -> subprocess.CompletedProcess:
+    """``device_count()`` in a fresh process (the driver is loaded once per
+    process) that loads ``driver`` instead of libcuda.so.1."""
+    # where scripts/xpuc_without_sycl.py stands in for xpuc's __init__, the
+    # child process needs it too
+    code = "import xpuc_without_sycl\n" * ("xpuc_without_sycl" in sys.modules) + textwrap.dedent("""
+        from xpuc import cuda_runtime
+        from xpuc.errors import DeviceError
+        try:
+            cuda_runtime.device_count()
+        except DeviceError as error:
+            print(error)
+    """)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "XPUC_CUDA_DRIVER": driver}, timeout=300)
+
+
+def test_no_driver_is_an_error_naming_it():
+    result = _count_devices_with_driver("/nonexistent/libcuda.so.1")
+    assert result.stdout.startswith("xpuc: no CUDA driver: cannot load "
+                                    "/nonexistent/libcuda.so.1 (")
+    assert "an NVIDIA GPU needs its driver installed" in result.stdout
+
+
+def test_a_library_that_is_no_driver_is_an_error_naming_what_it_lacks():
+    result = _count_devices_with_driver("libm.so.6")
+    assert result.stdout.strip() == ("xpuc: the CUDA driver libm.so.6 has no cuInit: it is "
+                                     "older than xpuc needs")
+
+
+# ---- on a CUDA GPU --------------------------------------------------------------------
+
+
+def _ptx(module_text: str, name: str = "kernel") -> tuple[bytes, object]:
+    """``module_text`` (a linalg-stage module) lowered for the device: its PTX
+    and launch plan."""
+    from xpuc.nvidia_gpus import arch_target
+    from xpuc.passes import lower
+
+    lowered = lower(module_text, arch_target(DEVICE.sm_arch))
+    return lowered.ptx, lowered.plan
+
+
+class _Buffers:
+    """NumPy arrays copied to device memory, and back."""
+
+    def __init__(self, *arrays: np.ndarray) -> None:
+        self.arrays = arrays
+        self.pointers = [DEVICE.alloc(array.nbytes) for array in arrays]
+        for pointer, array in zip(self.pointers, arrays):
+            DEVICE.copy_to_device(pointer, array.ctypes.data, array.nbytes)
+
+    def back(self) -> list[np.ndarray]:
+        found = []
+        for pointer, array in zip(self.pointers, self.arrays):
+            copy = np.empty_like(array)
+            DEVICE.copy_to_host(copy.ctypes.data, pointer, array.nbytes)
+            DEVICE.free(pointer)
+            found.append(copy)
+        return found
+
+
+ELEMENTWISE = """
+module {
+  func.func @scale(%x: memref<?xf32>, %out: memref<?xf32>, %a: f32, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %x[%i] : memref<?xf32>
+      %s = arith.mulf %v, %a : f32
+      memref.store %s, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+    return
+  }
+}
+"""
+
+
+@cuda
+def test_device_is_described():
+    from xpuc.nvidia_gpus import ARCHITECTURES
+
+    assert DEVICE.name.startswith("NVIDIA")
+    assert DEVICE.sm_arch in ARCHITECTURES
+    assert cuda_runtime.CudaDevice.open(0).handle == DEVICE.handle  # opened once
+
+
+@cuda
+def test_no_such_device():
+    count = cuda_runtime.device_count()
+    with pytest.raises(DeviceError, match=rf"no device cuda:{count} \(this machine has "
+                                          rf"{count} CUDA device"):
+        cuda_runtime.CudaDevice.open(count)
+
+
+@cuda
+@pytest.mark.parametrize("n", [1, 1000, 1_000_003])
+def test_parfor_kernel_runs_its_range_and_no_further(n):
+    """The runtime's block does not divide n: the kernel's guard keeps the
+    last block's extra threads from writing past the range (the canary)."""
+    ptx, plan = _ptx(ELEMENTWISE)
+    (launch,) = plan.launches
+    x = np.arange(n, dtype=np.float32)
+    out = np.full(n + 64, -1.0, dtype=np.float32)
+    buffers = _Buffers(x, out)
+    params = [buffers.pointers[0], buffers.pointers[1], 2.5, n]
+    values = params + [None] * len(plan.ops)
+    for number, op in enumerate(plan.ops):  # the host's index arithmetic
+        values[plan.num_params + number] = _evaluate(op, values)
+    args = [(kind, values[number]) for number, kind in launch.args]
+    DEVICE.launch(ptx, launch.kernel_name, args, [values[launch.grid[0]]])
+    _, result = buffers.back()
+    np.testing.assert_array_equal(result[:n], x * np.float32(2.5))
+    assert (result[n:] == -1.0).all()
+
+
+def _evaluate(op, values):
+    operands = [values[number] for number in op.operands]
+    return {"const": lambda: op.attr, "max": lambda: max(operands),
+            "add": lambda: sum(operands), "sub": lambda: operands[0] - operands[1],
+            "copy": lambda: operands[0]}[op.opcode]()
+
+
+@cuda
+def test_a_missing_kernel_names_kernel_device_and_driver_message():
+    ptx, _ = _ptx(ELEMENTWISE)
+    with pytest.raises(DeviceError, match=rf"kernel 'nothing' is not in its PTX module on cuda:0 "
+                                          rf"\({DEVICE.name}\): CUDA_ERROR_NOT_FOUND"):
+        DEVICE.launch(ptx, "nothing", [], [1])
+
+
+@cuda
+def test_bad_ptx_is_an_error_with_the_jit_log():
+    with pytest.raises(DeviceError, match=r"the PTX module did not load on cuda:0 .*"
+                                          r"CUDA_ERROR_INVALID_PTX"):
+        DEVICE.launch(b".version 8.0\n.target sm_90\n.address_size 64\nnonsense", "k", [], [1])
+
+
+# math op -> (NumPy's function, inputs' range)
+_MATH = {
+    "exp": (np.exp, (-20, 20)), "exp2": (np.exp2, (-20, 20)), "expm1": (np.expm1, (-1, 1)),
+    "log": (np.log, (1e-3, 1e3)), "log2": (np.log2, (1e-3, 1e3)),
+    "log10": (np.log10, (1e-3, 1e3)), "log1p": (np.log1p, (-0.5, 10)),
+    "sin": (np.sin, (-10, 10)), "cos": (np.cos, (-10, 10)), "tan": (np.tan, (-1.5, 1.5)),
+    "sinh": (np.sinh, (-5, 5)), "cosh": (np.cosh, (-5, 5)), "tanh": (np.tanh, (-5, 5)),
+    "asin": (np.arcsin, (-1, 1)), "acos": (np.arccos, (-1, 1)), "atan": (np.arctan, (-10, 10)),
+    "erf": (np.vectorize(math.erf, otypes=[np.float64]), (-3, 3)),
+    "sqrt": (np.sqrt, (0, 1e3)), "cbrt": (np.cbrt, (-1e3, 1e3)),
+}
+# libdevice's documented error bounds are 1 to 4 ulp (CUDA's programming
+# guide, "Mathematical Functions"); the float64 approximations LLVM uses
+# without it were off by millions (ex2.approx.f32 for exp)
+_ULPS = 4
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", sorted(_MATH))
+def test_math_matches_numpy(op, dtype):
+    """Each math function against NumPy's in float64 (for float32, rounded)."""
+    reference, (low, high) = _MATH[op]
+    mlir_type = {np.float32: "f32", np.float64: "f64"}[dtype]
+    text = f"""
+module {{
+  func.func @apply(%x: memref<?x{mlir_type}>, %out: memref<?x{mlir_type}>, %n: index) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {{
+      %v = memref.load %x[%i] : memref<?x{mlir_type}>
+      %r = math.{op} %v : {mlir_type}
+      memref.store %r, %out[%i] : memref<?x{mlir_type}>
+      scf.reduce
+    }}
+    return
+  }}
+}}
+"""
+    ptx, plan = _ptx(text)
+    (launch,) = plan.launches
+    n = 100_000
+    x = np.random.default_rng(0).uniform(low, high, n).astype(dtype)
+    buffers = _Buffers(x, np.zeros(n, dtype))
+    values = [buffers.pointers[0], buffers.pointers[1], n] + [None] * len(plan.ops)
+    for number, op_ in enumerate(plan.ops):
+        values[plan.num_params + number] = _evaluate(op_, values)
+    DEVICE.launch(ptx, launch.kernel_name, [(kind, values[number]) for number, kind
+                                            in launch.args], [n])
+    _, result = buffers.back()
+    expected = reference(x.astype(np.float64))
+    ulps = np.abs(result - expected) / np.spacing(np.abs(expected).astype(dtype))
+    assert ulps.max() <= _ULPS, f"{op} {mlir_type}: {ulps.max():.1f} ulp at x={x[ulps.argmax()]!r}"
