@@ -10,12 +10,14 @@ import numba
 import numpy as np
 import pytest
 from device_support import still_computing
+from numba.core import ir, types
 from numba.core.typing.typeof import Purpose
 
 import xpuc
 from xpuc.array_library import tensor as dpt
 from xpuc.dispatcher import _exact_types
-from xpuc.frontend.usm import USMArray
+from xpuc.frontend.host_access import DeviceElementRead, insert_host_accesses
+from xpuc.frontend.usm import DeviceUSMArray, USMArray
 from xpuc.placement import USM_TYPES
 
 QUEUE = dpctl.SyclQueue("opencl:cpu")
@@ -398,6 +400,22 @@ def test_host_loop_over_usm_elements_between_parfors(usm_type):
     copied = 3 * 8 if usm_type == "device" else 0
     assert stats["d2h_bytes"] == copied and stats["h2d_bytes"] == copied
     np.testing.assert_array_equal(dpt.asnumpy(m), expected)
+
+
+def test_library_code_reading_device_usm_elements_is_refused():
+    """One element read by library code inlined into a function (Numba's or
+    xpuc's source, whose loops one copy per element would make slow) stays
+    refused; the same read in the user's code becomes a copy."""
+    scope, user = ir.Scope(None, ir.Loc("user.py", 1)), ir.Loc("user.py", 3)
+    library = ir.Loc(numba.np.arraymath.__file__, 10)
+    a, i, x = (ir.Var(scope, name, user) for name in ("a", "i", "x"))
+    typemap = {"a": DeviceUSMArray(types.float64, 1, "C"), "i": types.intp,
+               "x": types.float64}
+    body = [ir.Assign(ir.Expr.getitem(a, i, user), x, user)]
+    insert_host_accesses(typemap, [body])
+    assert [type(stmt) for stmt in body] == [DeviceElementRead]
+    with pytest.raises(xpuc.UnsupportedError, match="usm_type='device' array 'a'"):
+        insert_host_accesses(typemap, [[ir.Assign(ir.Expr.getitem(a, i, library), x, library)]])
 
 
 def test_other_host_access_to_device_usm_is_refused():

@@ -13,9 +13,6 @@ lowered to ``xpuc_element_copy``); any other use of their elements is refused
 
 from __future__ import annotations
 
-import os
-
-import numba
 import numpy as np
 from llvmlite import ir as llvm
 from numba.core import cgutils, ir, types
@@ -24,7 +21,7 @@ from numba.parfors.parfor_lowering import ParforLower
 from ..errors import UnsupportedError
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent
 from .translation import index_of
-from .user_locations import described, inlined_call
+from .user_locations import described, inlined_call, is_library_code
 from .usm import DeviceUSMArray
 
 READ, WRITE, USE = "reads", "writes", "uses"  # USE: may read or write (a call)
@@ -84,16 +81,12 @@ def _is_element_index(index: ir.Var | object, array: types.Array, typemap: dict)
     return len(items) == array.ndim and all(isinstance(i, int) for i in items)
 
 
-# Where library code inlined into a function comes from: its loops over a
-# device array's elements stay refused, one copy per element would be slow
-_LIBRARIES = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
-                   for path in (numba.__file__, os.path.dirname(__file__)))
-
-
 def _device_element_copy(stmt: ir.Stmt, typemap: dict) -> ir.Stmt | None:
     """The copy that does ``stmt``'s read or write of one element of a
-    usm_type="device" array, in the user's own code, or None."""
-    if os.path.abspath(stmt.loc.filename).startswith(_LIBRARIES):
+    usm_type="device" array, in the user's own code, or None (library code
+    inlined for a call, whose loops over the elements one copy each would
+    make slow, stays refused)."""
+    if is_library_code(stmt.loc):
         return None
     if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
         array = typemap[stmt.target.name]
