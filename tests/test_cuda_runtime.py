@@ -136,26 +136,67 @@ def test_parfor_kernel_runs_its_range_and_no_further(n):
     """The runtime's block does not divide n: the kernel's guard keeps the
     last block's extra threads from writing past the range (the canary)."""
     ptx, plan = _ptx(ELEMENTWISE)
-    (launch,) = plan.launches
     x = np.arange(n, dtype=np.float32)
     out = np.full(n + 64, -1.0, dtype=np.float32)
     buffers = _Buffers(x, out)
-    params = [buffers.pointers[0], buffers.pointers[1], 2.5, n]
-    values = params + [None] * len(plan.ops)
-    for number, op in enumerate(plan.ops):  # the host's index arithmetic
-        values[plan.num_params + number] = _evaluate(op, values)
-    args = [(kind, values[number]) for number, kind in launch.args]
-    DEVICE.launch(ptx, launch.kernel_name, args, [values[launch.grid[0]]])
+    _run_plan(ptx, plan, [*buffers.pointers, 2.5, n])
     _, result = buffers.back()
     np.testing.assert_array_equal(result[:n], x * np.float32(2.5))
     assert (result[n:] == -1.0).all()
 
 
 def _evaluate(op, values):
+    """A launch plan's HostOp, as host_lowering emits it (the opcodes these tests' plans use)."""
     operands = [values[number] for number in op.operands]
     return {"const": lambda: op.attr, "max": lambda: max(operands),
             "add": lambda: sum(operands), "sub": lambda: operands[0] - operands[1],
+            "mul": lambda: operands[0] * operands[1],
             "copy": lambda: operands[0]}[op.opcode]()
+
+
+def _run_plan(ptx: bytes, plan, params: list) -> None:
+    """Evaluate ``plan`` on ``params`` (the host function's arguments, arrays
+    as device addresses) and launch each kernel over its range."""
+    values = list(params)
+    for op in plan.ops:
+        values.append(_evaluate(op, values))
+    for launch in plan.launches:
+        DEVICE.launch(ptx, launch.kernel_name,
+                      [(kind, values[number]) for number, kind in launch.args],
+                      [values[number] for number in launch.grid])
+
+
+@cuda
+def test_2d_range_with_an_offset_row():
+    """tests/data/passes/grid2d.mlir: out[i*n1 + j] = a[i*n1 + j] * s + j + 1000 * i for
+    lb0 <= i < n0, 0 <= j < n1; blocks span rows, so both dimensions are guarded."""
+    ptx, plan = _ptx((DATA / "grid2d.mlir").read_text())
+    lb0, n0, n1, s = 3, 37, 1001, 0.5
+    a = np.random.default_rng(1).random(n0 * n1).astype(np.float32)
+    out = np.full(n0 * n1 + 64, -1.0, np.float32)
+    buffers = _Buffers(a, out)
+    _run_plan(ptx, plan, [*buffers.pointers, lb0, n0, n1, s])
+    _, result = buffers.back()
+    i, j = np.meshgrid(np.arange(n0), np.arange(n1), indexing="ij")
+    expected = (a.reshape(n0, n1) * np.float32(s) + (j + 1000 * i).astype(np.float32))
+    np.testing.assert_array_equal(result[lb0 * n1:n0 * n1], expected[lb0:].ravel())
+    assert (result[:lb0 * n1] == -1.0).all() and (result[n0 * n1:] == -1.0).all()
+
+
+@cuda
+def test_3d_range():
+    """tests/data/passes/grid3d.mlir: out[(i*n1 + j)*n2 + k] = a[...] + k + 100*j + 10000*i
+    for 0 <= i < n0, lb1 <= j < n1, 0 <= k < n2."""
+    ptx, plan = _ptx((DATA / "grid3d.mlir").read_text())
+    n0, lb1, n1, n2 = 5, 2, 9, 300
+    a = np.arange(n0 * n1 * n2, dtype=np.int64)
+    out = np.full(n0 * n1 * n2, -1, np.int64)
+    buffers = _Buffers(a, out)
+    _run_plan(ptx, plan, [*buffers.pointers, n0, lb1, n1, n2])
+    _, result = buffers.back()
+    i, j, k = np.meshgrid(np.arange(n0), np.arange(n1), np.arange(n2), indexing="ij")
+    expected = np.where(j >= lb1, a.reshape(n0, n1, n2) + k + 100 * j + 10000 * i, -1)
+    np.testing.assert_array_equal(result.reshape(n0, n1, n2), expected)
 
 
 @cuda
@@ -213,15 +254,10 @@ module {{
 }}
 """
     ptx, plan = _ptx(text)
-    (launch,) = plan.launches
     n = 100_000
     x = np.random.default_rng(0).uniform(low, high, n).astype(dtype)
     buffers = _Buffers(x, np.zeros(n, dtype))
-    values = [buffers.pointers[0], buffers.pointers[1], n] + [None] * len(plan.ops)
-    for number, op_ in enumerate(plan.ops):
-        values[plan.num_params + number] = _evaluate(op_, values)
-    DEVICE.launch(ptx, launch.kernel_name, [(kind, values[number]) for number, kind
-                                            in launch.args], [n])
+    _run_plan(ptx, plan, [*buffers.pointers, n])
     _, result = buffers.back()
     expected = reference(x.astype(np.float64))
     ulps = np.abs(result - expected) / np.spacing(np.abs(expected).astype(dtype))
