@@ -14,7 +14,7 @@ from xpuc.abi import ArgKind
 from xpuc.errors import UnsupportedError, XpucError
 from xpuc.frontend.host_lowering import compile_to_spirv
 from xpuc.nvidia_gpus import ARCHITECTURES, arch_target
-from xpuc.passes import CUDA_KERNEL_STAGES, CUDA_STAGES, Target, lower, stages_for
+from xpuc.passes import CUDA_KERNEL_STAGES, CUDA_STAGES, Target, libdevice, lower, stages_for
 from xpuc.passes.libdevice import libdevice_path
 
 DATA = Path(__file__).parent / "data" / "passes"
@@ -212,3 +212,30 @@ def test_an_unknown_nvidia_architecture_is_refused(tmp_path, capsys):
     error = capsys.readouterr().err
     assert error.startswith("xpuc compile: unknown architecture 'sm_70' (known: ")
     assert all(arch in error for arch in ARCHITECTURES)
+
+
+def test_libdevice_of_a_toolkit_named_by_cuda_home(tmp_path, monkeypatch):
+    found = tmp_path / "nvvm" / "libdevice" / "libdevice.10.bc"
+    found.parent.mkdir(parents=True)
+    found.write_bytes(b"BC")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    libdevice.libdevice_path.cache_clear()
+    try:
+        assert libdevice.libdevice_path() == str(found)
+    finally:
+        libdevice.libdevice_path.cache_clear()
+
+
+def test_no_libdevice_says_where_it_looked_and_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "toolkit"))
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(libdevice.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(libdevice, "_DEFAULT_TOOLKIT", str(tmp_path / "cuda"))
+    libdevice.libdevice_path.cache_clear()
+    try:
+        with pytest.raises(XpucError, match=rf"no libdevice \(nvvm/libdevice/libdevice\.\*\.bc\) "
+                                            rf"under {tmp_path}/toolkit, {tmp_path}/cuda: "
+                                            r"install xpuc\[cuda\] \(PyPI's nvidia-nvvm\)"):
+            libdevice.libdevice_path()
+    finally:
+        libdevice.libdevice_path.cache_clear()
