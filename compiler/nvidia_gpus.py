@@ -25,7 +25,7 @@ class NvidiaGpu:
     def target(self, name: str) -> Target:
         # every architecture listed computes in double and half precision and
         # has 64-bit atomics
-        return Target(family="cuda", sm_arch=name, ptx_version=self.ptx_version,
+        return Target(name=name, family="cuda", sm_arch=name, ptx_version=self.ptx_version,
                       fp64=True, fp16=True, atomic64=True, vector_lanes=_WARP)
 
 
