@@ -193,3 +193,16 @@ def test_dpnp_reshape_and_transpose_are_numpys():
     assert isinstance(flat, dpnp.ndarray) and launches >= 2
     np.testing.assert_array_equal(dpnp.asnumpy(flat), host.reshape(6) + 1.0)
     np.testing.assert_array_equal(dpnp.asnumpy(transposed), host.T * 2.0)
+
+
+@xpuc.kernel
+def distances(x, y, out):
+    i = xpuc.get_global_id(0)
+    out[i] = dpnp.sqrt(x[i] * x[i] + y[i] * y[i])
+
+
+def test_dpnp_functions_in_an_explicit_kernel():
+    x, y = np.arange(8.0), np.ones(8)
+    out = xpuc.asarray(np.zeros(8))
+    distances[8](xpuc.asarray(x), xpuc.asarray(y), out)
+    np.testing.assert_allclose(dpnp.asnumpy(dpnp.asarray(out)), np.sqrt(x * x + y * y))
