@@ -20,6 +20,7 @@ of all implementations in interleaved rounds (``interleaved_steady_ms``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import functools
 import json
@@ -31,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dpctl
@@ -288,8 +289,14 @@ OVERHEAD_TURN = 100
 # runs the kernel of xpuc's one-parfor call (what the device charges for it)
 BARRIER, EMPTY_KERNEL = "empty dpctl submit+wait (barrier)", "empty kernel, dpctl submit+wait"
 PARFOR_KERNEL = "the 1-parfor call's kernel, dpctl submit+wait"
-# a ratio among the overheads (issue 31's target: at most 1.5)
+# ratios among the overheads (issue 31's targets: at most 1.5 and at most 5)
 KERNEL_TO_CALL = "explicit kernel launch / 1-parfor call, USM (×)"
+HOST_TO_NUMBA = "1-parfor call kept on the host / Numba parallel's, NumPy (×)"
+RATIOS = (KERNEL_TO_CALL, HOST_TO_NUMBA)
+NUMPY_LAUNCHED = "xpuc call, 1 parfor, NumPy in a context, launched (cost model off)"
+NUMPY_ON_HOST = "xpuc call, 1 parfor, NumPy in a context, kept on the host (cost model)"
+NUMBA_PARALLEL = "numba.njit(parallel=True) call, 1 parfor, NumPy"
+HOST_PARFOR_MAX = "XPUC_HOST_PARFOR_MAX"  # the runtime's cost-model threshold
 
 
 @xpuc.kernel
@@ -311,15 +318,17 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     submit+wait, and dpctl's submit+wait of an empty one-work-item kernel, its
     SPIR-V built by xpuc), dpctl's submit+wait of the kernel the one-parfor
     call launches (what the device runtime charges for it), an xpuc call with
-    one parfor on a USM array and on a NumPy array in a device context, and
-    one with ``PARFORS_IN_MANY`` on a USM array; the two USM calls' difference
-    splits the cost into a part per launched parfor (the slope) and a part per
-    call, and the one-parfor USM call less its kernel's dpctl submit is
-    xpuc's own."""
-    @xpuc.jit
-    def one_parfor(a):
+    one parfor on a USM array and on a NumPy array in a device context
+    (launched, and kept on the host by the cost model, next to
+    ``numba.njit(parallel=True)`` of the same function), and one with
+    ``PARFORS_IN_MANY`` on a USM array; the two USM calls' difference splits
+    the cost into a part per launched parfor (the slope) and a part per call,
+    and the one-parfor USM call less its kernel's dpctl submit is xpuc's own."""
+    def increment(a):
         for i in numba.prange(a.shape[0]):
             a[i] += 1.0
+
+    one_parfor, numba_parallel = xpuc.jit(increment), numba.njit(parallel=True)(increment)
 
     @xpuc.jit
     def four_parfors(a):
@@ -347,7 +356,9 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
             EMPTY_KERNEL: lambda: queue.submit(empty_kernel, [], [1]).wait(),
             PARFOR_KERNEL: lambda: queue.submit(parfor_kernel, [tiny_usm.usm_data], [1]).wait(),
             one_usm: lambda: one_parfor(tiny_usm),
-            "xpuc call, 1 parfor, NumPy in a context": lambda: one_parfor(tiny_numpy),
+            NUMPY_LAUNCHED: lambda: one_parfor(tiny_numpy),
+            NUMPY_ON_HOST: lambda: one_parfor(tiny_numpy),
+            NUMBA_PARALLEL: lambda: numba_parallel(tiny_numpy),
             many_usm: lambda: four_parfors(tiny_usm),
             kernel_usm: lambda: _increment[1](tiny_usm),
             "xpuc explicit kernel k[1](a), NumPy in a context": lambda: _increment[1](tiny_numpy)}
@@ -355,13 +366,15 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     # entered once, as by a user calling many times in it; the USM calls run
     # in it too, on its own queue (placement checks that, by identity)
     with xpuc.device_context(queue):
-        for run in runs.values():
-            run()  # compiles
+        for name, run in runs.items():
+            with _cost_model(name != NUMPY_LAUNCHED):
+                run()  # compiles
         # in turns of OVERHEAD_TURN calls, so that a change in the machine's
         # load falls on the baselines and on xpuc's calls alike
         for _ in range(repeat // OVERHEAD_TURN):
             for name, run in runs.items():
-                samples[name] += call_times(run, OVERHEAD_TURN)
+                with _cost_model(name != NUMPY_LAUNCHED):
+                    samples[name] += call_times(run, OVERHEAD_TURN)
     found = {name: statistics.median(times) * 1e3 for name, times in samples.items()}
     one, many = found[one_usm], found[many_usm]
     found["per launched parfor (slope)"] = (many - one) / (PARFORS_IN_MANY - 1)
@@ -369,7 +382,24 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     found["xpuc's own, 1 parfor, USM (call less its kernel's dpctl submit+wait)"] = (
         one - found[PARFOR_KERNEL])
     found[KERNEL_TO_CALL] = found[kernel_usm] / one
+    found[HOST_TO_NUMBA] = found[NUMPY_ON_HOST] / found[NUMBA_PARALLEL]
     return found
+
+
+@contextlib.contextmanager
+def _cost_model(on: bool) -> Iterator[None]:
+    """The runtime's cost model on (the device's threshold) or off
+    (``XPUC_HOST_PARFOR_MAX=0``, read at each parfor); the variable is as it
+    was afterwards."""
+    before = os.environ.pop(HOST_PARFOR_MAX, None)
+    if not on:
+        os.environ[HOST_PARFOR_MAX] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(HOST_PARFOR_MAX, None)
+        if before is not None:
+            os.environ[HOST_PARFOR_MAX] = before
 
 
 def _cell(row: dict | None) -> str:
@@ -414,8 +444,8 @@ def overhead_lines(overheads: dict[str, float]) -> list[str]:
     barrier, kernel = overheads[BARRIER], overheads[EMPTY_KERNEL]
     return ["| host overhead | µs | × barrier | × empty kernel |", "|---|---:|---:|---:|"] + [
         f"| {name} | {value:.1f} | {value / barrier:.1f}× | {value / kernel:.1f}× |"
-        for name, value in overheads.items() if name != KERNEL_TO_CALL] + [
-        f"\n{KERNEL_TO_CALL}: {overheads[KERNEL_TO_CALL]:.2f}"]
+        for name, value in overheads.items() if name not in RATIOS] + [""] + [
+        f"{ratio}: {overheads[ratio]:.2f}" for ratio in RATIOS]
 
 
 def print_workloads(results: dict[str, dict]) -> None:

@@ -101,6 +101,7 @@ STATS_FIELDS: tuple[str, ...] = (
     "d2h_bytes",
     "usm_allocs",
     "usm_frees",
+    "host_parfors",  # parfors the cost model ran on the host (xpuc_parfor_on_host)
 )
 
 # ---- the type notation --------------------------------------------------------
@@ -232,6 +233,9 @@ ENTRIES: dict[str, Entry] = {
                ("global", "const i64*"),  # ndim sizes, x y z (SPIR-V order)
                ("local", "const i64*"),  # ndim sizes or NULL; all zero: not fixed
                ("ndim", "i32"),
+               host_code=True),
+        _entry("xpuc_parfor_on_host", "status", ("kernel_name", "const char*"),
+               ("trip_count", "i64"), ("iteration_cost", "i64"), ("on_host", "i32*"),
                host_code=True),
         # errors, statistics, tracing
         _entry("xpuc_last_error", "const char*"),

@@ -13,7 +13,8 @@
  *   call.c     one offloaded call: its queue and its buffer table (transient
  *              and resident device copies of host arrays)
  *   program.c  SPIR-V modules built for a target, the kernel cache
- *   launch.c   kernel launches, the launch trace */
+ *   launch.c   kernel launches, the launch trace, the cost model that keeps
+ *              tiny parfors on the host */
 #ifndef XPUC_INTERNAL_H
 #define XPUC_INTERNAL_H
 
@@ -47,6 +48,9 @@ struct xpuc_queue {
      * built for one queue of the pair serve all of them, found by integers
      * instead of comparing SYCL objects at each launch. */
     int32_t target;
+    /* The target's launch cost in ns, 0 until measured (launch.c): one slot
+     * per target, shared by its queues. */
+    int64_t *launch_cost_ns;
 };
 
 /* ---- errors and statistics (errors.c) ------------------------------------ */
@@ -83,8 +87,10 @@ HIDDEN void call_launched(void);
 
 /* ---- programs and the kernel cache (program.c) --------------------------- */
 
-/* The number of the (context, device) pair in this process, from 0. */
-HIDDEN int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_t *out);
+/* The number of the (context, device) pair in this process, from 0, and the
+ * slot of its launch cost. */
+HIDDEN int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_t *out,
+                         int64_t **launch_cost_ns);
 
 /* A kernel built for a target, kept for the life of the process. */
 typedef struct cached_kernel {

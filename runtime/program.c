@@ -34,13 +34,15 @@ typedef struct known_target {
     DPCTLSyclContextRef context;
     DPCTLSyclDeviceRef device;
     int32_t number;
+    int64_t launch_cost_ns; /* 0 until measured */
 } known_target;
 
 static known_target *targets;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Once per queue wrapped: the SYCL comparisons happen here, not per launch. */
-int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_t *out)
+int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_t *out,
+                  int64_t **launch_cost_ns)
 {
     pthread_mutex_lock(&cache_lock);
     known_target *t = targets;
@@ -50,6 +52,7 @@ int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_
         t->context = DPCTLContext_Copy(context);
         t->device = DPCTLDevice_Copy(device);
         t->number = targets ? targets->number + 1 : 0;
+        t->launch_cost_ns = 0;
         t->next = targets;
         targets = t;
     }
@@ -57,6 +60,7 @@ int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_
     if (!t)
         return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory wrapping a queue");
     *out = t->number;
+    *launch_cost_ns = &t->launch_cost_ns;
     return XPUC_OK;
 }
 

@@ -30,7 +30,7 @@ int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out)
     DPCTLCString_Delete(name);
     q->host_memory = DPCTLDevice_IsCPU(q->device);
     q->system_memory = DPCTLDevice_HasAspect(q->device, usm_system_allocations);
-    int status = target_number(q->context, q->device, &q->target);
+    int status = target_number(q->context, q->device, &q->target, &q->launch_cost_ns);
     if (status != XPUC_OK) {
         xpuc_queue_release(q);
         return status;

@@ -58,6 +58,7 @@ typedef struct {
     int64_t d2h_bytes;
     int64_t usm_allocs;
     int64_t usm_frees;
+    int64_t host_parfors; /* parfors the cost model ran on the host */
 } xpuc_stats;
 
 /* Queues: wrap a DPCTLSyclQueueRef. The wrapper keeps a copy of it (so the
@@ -136,6 +137,17 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
                 const char *kernel_name, const uint64_t *arg_slots,
                 const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
                 const int64_t *local, int32_t ndim);
+
+/* The cost model: whether the parfor `kernel_name` of `trip_count` iterations,
+ * each estimated to cost `iteration_cost` ns on the host, runs on the host
+ * rather than as a launch on the current call's queue. With
+ * XPUC_HOST_PARFOR_MAX=N set (read at each call): when trip_count <= N, and
+ * never for N = 0. Otherwise: when trip_count * iteration_cost is below the
+ * device's launch cost, measured at the first question about the device
+ * (context and device) and kept for the process. A yes is counted
+ * (host_parfors) and traced as launches are. */
+int xpuc_parfor_on_host(const char *kernel_name, int64_t trip_count, int64_t iteration_cost,
+                        int32_t *on_host);
 
 const char *xpuc_last_error(void);
 void xpuc_get_stats(xpuc_stats *out);

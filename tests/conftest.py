@@ -23,6 +23,10 @@ import xpuc.runtime
 
 _dump_dir = tempfile.mkdtemp(prefix="xpuc-kernels-")
 os.environ["XPUC_DUMP_DIR"] = _dump_dir  # read by xpuc at each kernel compile
+# The tests offload small inputs to check kernels: the cost model, which keeps
+# tiny parfors on the host, is off (read by the runtime at each parfor) except
+# where test_host_parfors.py turns it on.
+os.environ["XPUC_HOST_PARFOR_MAX"] = "0"
 
 _validated: set[str] = set()
 

@@ -252,7 +252,8 @@ _LLVM = {
     "const u64*": "i64*",
     "const i32*": "i32*",
     "const i64*": "i64*",
-    "stats*": "{" + ", ".join(["i64"] * 7) + "}*",
+    "i32*": "i32*",
+    "stats*": "{" + ", ".join(["i64"] * len(abi.STATS_FIELDS)) + "}*",
 }
 
 

@@ -20,6 +20,7 @@ from .. import runtime
 from ..errors import UnsupportedError, XpucError
 from ..passes import Lowered, Stage, Target, lower
 from ..passes.launch_plan import KernelLaunch, LaunchPlan
+from . import host_parfors
 from .literal_arguments import ShapeNotConstant, specialize_on_arguments
 from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
@@ -382,6 +383,9 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     fndesc = lowerer.fndesc
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1
+    # copied before translation, which must see the parfor as Numba made it
+    host_twin = (host_parfors.sequential_copy(parfor, fndesc.calltypes)
+                 if host_parfors.can_run_on_host(parfor, fndesc.typemap) else None)
     with refused_as_user_code(parfor.loc):
         try:
             kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
@@ -399,7 +403,15 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
 
     for inst in parfor.init_block.body:
         lowerer.lower_inst(inst)
-    emitter = _HostEmitter(lowerer, kernel, offload.target.vector_lanes)
-    emitter.run_plan(lowered.plan, emitter.param_values(), lowered.binary, kernel.ndim)
-    emitter.copy_back()
-    emitter.combine_reductions()
+
+    def launch() -> None:
+        emitter = _HostEmitter(lowerer, kernel, offload.target.vector_lanes)
+        emitter.run_plan(lowered.plan, emitter.param_values(), lowered.binary, kernel.ndim)
+        emitter.copy_back()
+        emitter.combine_reductions()
+
+    if host_twin is None:
+        launch()
+    else:
+        host_parfors.lower_with_host_choice(lowerer, parfor, host_twin, kernel.name,
+                                            kernel.arrays.values(), launch)

@@ -1,0 +1,198 @@
+"""Tiny parfors stay on the host: the cost model (SPEC rule 13).
+
+Where every array a parfor touches can be read by the host (NumPy arrays, USM
+arrays of kind shared or host), its lowering asks the runtime at each run
+(``xpuc_parfor_on_host``) whether the loop is cheaper on the host than one
+launch on the call's device, and then runs Numba's own sequential lowering of
+the parfor instead of the kernel. The kernel is still translated and compiled
+first, so what cannot be offloaded is refused whatever the size: this is a
+cost model, never a fallback.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+
+from llvmlite import ir as llvm
+from numba.core import cgutils, ir, ir_utils, types
+from numba.core.analysis import compute_cfg_from_blocks
+from numba.parfors.parfor import (
+    Parfor,
+    _lower_parfor_sequential_block,
+    unwrap_parfor_blocks,
+    wrap_parfor_blocks,
+)
+
+from .host_access import HostAccess
+from .runtime_calls import I32, I64, call_runtime
+from .translation import ArrayUse
+from .usm import DeviceUSMArray, USMArray
+
+# What one iteration of a parfor's body costs on the host, estimated from its
+# statements: a plain statement (arithmetic, an element load or store) about a
+# nanosecond, a call (a math function, a NumPy routine) tens of them, and a
+# loop inside the body is taken to run INNER_LOOP_TRIPS times. The runtime
+# compares the whole loop's cost with one launch (microseconds), and the
+# threshold only has to be right within a factor of a few: a parfor that size
+# gains or loses little on either side of it, so counting statements is enough.
+NS_PER_STATEMENT = 1
+NS_PER_CALL = 20
+INNER_LOOP_TRIPS = 16
+
+
+def can_run_on_host(parfor: Parfor, typemap: dict) -> bool:
+    """Whether the host may run ``parfor`` as Numba's sequential loop: it can
+    read every array the parfor uses (none is a usm_type="device" array), and
+    no loop of it is a 1-D ``pndindex``, whose body's calls take the index as
+    a 1-tuple while the loop gives an integer (Numba's own threads type the
+    body again; its sequential lowering does not)."""
+    one_d_pndindex = any(
+        len(p.loop_nests) == 1 and any(pattern[:2] == ("prange", "pndindex")
+                                       for pattern in p.patterns if isinstance(pattern, tuple))
+        for p in (parfor, *_nested_parfors(parfor)))
+    return not one_d_pndindex and not any(isinstance(typemap.get(var.name), DeviceUSMArray)
+                                          for var in parfor.list_vars())
+
+
+def iteration_cost(parfor: Parfor) -> int:
+    """Estimated nanoseconds of one iteration of ``parfor``'s innermost loop
+    nest on the host (at least 1)."""
+    blocks = wrap_parfor_blocks(parfor)
+    try:
+        cfg = compute_cfg_from_blocks(blocks)
+        # every body block is in the parfor's own loop, which the trip count covers
+        depth = {label: sum(label in loop.body for loop in cfg.loops().values()) - 1
+                 for label in parfor.loop_body}
+    finally:
+        unwrap_parfor_blocks(parfor)
+    cost = sum(_statement_cost(stmt) * INNER_LOOP_TRIPS ** max(depth[label], 0)
+               for label, block in parfor.loop_body.items() for stmt in block.body)
+    return max(cost, 1)
+
+
+def _statement_cost(stmt: ir.Stmt) -> int:
+    if isinstance(stmt, Parfor):
+        return iteration_cost(stmt) * INNER_LOOP_TRIPS ** len(stmt.loop_nests)
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        return NS_PER_STATEMENT
+    if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+        return NS_PER_CALL if stmt.value.op == "call" else NS_PER_STATEMENT
+    return 0  # names, constants, globals, dels and jumps compile to next to nothing
+
+
+def sequential_copy(parfor: Parfor, calltypes: dict) -> Parfor:
+    """A copy of ``parfor``'s loops and body, for Numba's sequential lowering
+    (which edits what it lowers). Its init block is empty: the original's is
+    lowered once, before the choice. The copy's calls keep their types."""
+    # a nested parfor's array analysis, which lowering does not read, holds
+    # the typemap and through it modules: shared, not copied
+    memo: dict[int, object] = {id(nested.equiv_set): nested.equiv_set
+                               for nested in _nested_parfors(parfor)}
+    twin = copy.copy(parfor)
+    twin._kws = dict(parfor._kws)  # an ir.Expr keeps its attributes there, shared by copy.copy
+    twin.loop_body = copy.deepcopy(parfor.loop_body, memo)
+    twin.loop_nests = copy.deepcopy(parfor.loop_nests, memo)
+    twin.init_block = ir.Block(parfor.init_block.scope, parfor.init_block.loc)
+    for node, sig in list(calltypes.items()):
+        copied = memo.get(id(node))
+        if copied is not None:
+            calltypes[copied] = sig
+    return twin
+
+
+def _nested_parfors(parfor: Parfor) -> list[Parfor]:
+    found = []
+    for block in parfor.loop_body.values():
+        for stmt in block.body:
+            if isinstance(stmt, Parfor):
+                found += [stmt, *_nested_parfors(stmt)]
+    return found
+
+
+def trip_count(lowerer, parfor: Parfor) -> llvm.Value:
+    """The i64 number of iterations of ``parfor``'s loop nests (their steps
+    are 1: translation refuses others)."""
+    b, context = lowerer.builder, lowerer.context
+    typemap = lowerer.fndesc.typemap
+
+    def bound(value: ir.Var | int) -> llvm.Value:
+        if isinstance(value, int):
+            return I64(value)
+        return context.cast(b, lowerer.loadvar(value.name), typemap[value.name], types.int64)
+
+    trips = I64(1)
+    for nest in parfor.loop_nests:
+        extent = b.sub(bound(nest.stop), bound(nest.start))
+        negative = b.icmp_signed("<", extent, I64(0))
+        trips = b.mul(trips, b.select(negative, I64(0), extent))
+    return trips
+
+
+def lower_with_host_choice(lowerer, parfor: Parfor, twin: Parfor, kernel_name: str,
+                           arrays: Iterable[ArrayUse], launch: Callable[[], None]) -> None:
+    """Lower ``parfor`` (its init block already lowered) as a choice made at
+    run time: ``twin``, its sequential copy, on the host where the runtime's
+    cost model says so, else ``launch()``. ``arrays``: the kernel's uses of
+    arrays, whose NumPy arrays are synced with the runtime before the host
+    runs."""
+    b = lowerer.builder
+    _keep_in_memory(lowerer, {var.name for var in parfor.list_vars()})
+    on_host = cgutils.alloca_once(b, I32)
+    name = lowerer.context.insert_const_string(b.module, kernel_name)
+    call_runtime(lowerer.context, b, "xpuc_parfor_on_host", name, trip_count(lowerer, parfor),
+                 I64(iteration_cost(parfor)), on_host)
+    host, device = b.append_basic_block("parfor.host"), b.append_basic_block("parfor.device")
+    done = b.append_basic_block("parfor.done")
+    b.cbranch(b.icmp_signed("!=", b.load(on_host), I32(0)), host, device)
+
+    b.position_at_end(device)
+    launch()
+    b.branch(done)
+
+    b.position_at_end(host)
+    typemap = lowerer.fndesc.typemap
+    for use in arrays:
+        # the copying path keeps kernels' writes on the device until host code
+        # reads them, and the host's writes must reach the next kernel
+        if not isinstance(typemap[use.var], USMArray):
+            array = ir.Var(parfor.init_block.scope, use.var, parfor.loc)
+            lowerer.lower_inst(HostAccess(array, use.writes, parfor.loc))
+    _lower_sequentially(lowerer, twin, done)
+    b.position_at_end(done)
+
+
+def _keep_in_memory(lowerer, names: set[str]) -> None:
+    """Give the variables the parfor uses stack slots: Numba keeps a variable
+    assigned once in a block as an SSA value, and a value assigned in one
+    branch would not dominate the code after the two meet."""
+    for name in names & lowerer._singly_assigned_vars:
+        lowerer._singly_assigned_vars.discard(name)
+        value = lowerer._blk_local_varmap.pop(name, None)
+        lowerer._alloca_var(name, lowerer.typeof(name))
+        if value is not None:
+            lowerer.builder.store(value, lowerer.varmap[name])
+
+
+def _lower_sequentially(lowerer, twin: Parfor, done: llvm.Block) -> None:
+    """Lower ``twin`` as Numba's plain loops into the current function, from
+    the builder's block to ``done``."""
+    fndesc = lowerer.fndesc
+    ir_utils._the_max_label.update(max(lowerer.blkmap))
+    twin.loop_body = ir_utils.add_offset_to_labels(twin.loop_body,
+                                                   ir_utils._the_max_label.next())
+    ir_utils._the_max_label.update(ir_utils.find_max_label(twin.loop_body))
+    scope = twin.init_block.scope
+    holder = ir.Block(scope, twin.loc)
+    holder.body = [twin]
+    blocks: dict[int, ir.Block] = {}
+    entry = ir_utils.next_label()
+    after, _ = _lower_parfor_sequential_block(entry, holder, blocks, fndesc.typemap,
+                                              fndesc.calltypes, False, scope)
+    for label in blocks:
+        lowerer.blkmap[label] = lowerer.function.append_basic_block(f"B{label}")
+    lowerer.blkmap[after] = done
+    lowerer.builder.branch(lowerer.blkmap[entry])
+    for label, block in sorted(blocks.items()):
+        lowerer.builder.position_at_end(lowerer.blkmap[label])
+        lowerer.lower_block(block)
