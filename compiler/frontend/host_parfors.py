@@ -135,9 +135,10 @@ def lower_with_host_choice(lowerer, parfor: Parfor, twin: Parfor, kernel_name: s
     run time: ``twin``, its sequential copy, on the host where the runtime's
     cost model says so, else ``launch()``. ``arrays``: the kernel's uses of
     arrays, whose NumPy arrays are synced with the runtime before the host
-    runs."""
+    runs. Both branches may assign the same variables: ParforLower keeps
+    every variable in a stack slot (it turns Numba's SSA shortcut off), so
+    either branch's value reaches the code after them."""
     b = lowerer.builder
-    _keep_in_memory(lowerer, {var.name for var in parfor.list_vars()})
     on_host = cgutils.alloca_once(b, I32)
     name = lowerer.context.insert_const_string(b.module, kernel_name)
     call_runtime(lowerer.context, b, "xpuc_parfor_on_host", name, trip_count(lowerer, parfor),
@@ -160,18 +161,6 @@ def lower_with_host_choice(lowerer, parfor: Parfor, twin: Parfor, kernel_name: s
             lowerer.lower_inst(HostAccess(array, use.writes, parfor.loc))
     _lower_sequentially(lowerer, twin, done)
     b.position_at_end(done)
-
-
-def _keep_in_memory(lowerer, names: set[str]) -> None:
-    """Give the variables the parfor uses stack slots: Numba keeps a variable
-    assigned once in a block as an SSA value, and a value assigned in one
-    branch would not dominate the code after the two meet."""
-    for name in names & lowerer._singly_assigned_vars:
-        lowerer._singly_assigned_vars.discard(name)
-        value = lowerer._blk_local_varmap.pop(name, None)
-        lowerer._alloca_var(name, lowerer.typeof(name))
-        if value is not None:
-            lowerer.builder.store(value, lowerer.varmap[name])
 
 
 def _lower_sequentially(lowerer, twin: Parfor, done: llvm.Block) -> None:
