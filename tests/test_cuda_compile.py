@@ -239,3 +239,38 @@ def test_no_libdevice_says_where_it_looked_and_what_to_install(tmp_path, monkeyp
             libdevice.libdevice_path()
     finally:
         libdevice.libdevice_path.cache_clear()
+
+
+KERNELS_SOURCE = '''
+import math
+
+import numpy as np
+
+import xpuc
+
+
+@xpuc.kernel("void(float32[::1], float32)")
+def scale(a, factor):
+    i = xpuc.get_global_id(0)
+    a[i] = math.exp(a[i]) * factor
+
+
+@xpuc.kernel("void(float64[::1], float64[::1])")
+def reverse_pairs(a, out):
+    i = xpuc.get_global_id(0)
+    pair = xpuc.private.array(2, np.float64)
+    pair[0] = a[2 * i]
+    pair[1] = a[2 * i + 1]
+    out[2 * i] = pair[1]
+    out[2 * i + 1] = pair[0]
+'''
+
+
+def test_explicit_kernels_become_ptx(tmp_path, capsys):
+    """Ids, arrays, scalars, math and private arrays (which the frontend puts
+    in SPIR-V's Function storage class: the default memory space on CUDA)."""
+    path = tmp_path / "kernels.py"
+    path.write_text(KERNELS_SOURCE)
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx"]) == 0
+    ptx = capsys.readouterr().out
+    assert ".visible .entry scale(" in ptx and ".visible .entry reverse_pairs(" in ptx

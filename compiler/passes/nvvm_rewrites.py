@@ -15,6 +15,7 @@ from .unswitch import unit_variant
 
 _DIMENSIONS = ("x", "y", "z")
 _LIBDEVICE_SQRTF = "__nv_sqrtf"
+_SPIRV_PRIVATE = "#spirv.storage_class<Function>"
 
 # attributes outlining sets from the launch's constant sizes: a CUDA launch
 # of the same range has other block counts and sizes (the runtime picks the
@@ -107,14 +108,29 @@ def _add_launch_operands(launch: ir.Operation, operands: list[ir.Value]) -> None
     launch.erase()
 
 
+def private_arrays_in_default_memory(module: ir.Module) -> None:
+    """Put the kernels' private arrays (``memref.alloca``, which the frontend
+    places in SPIR-V's Function storage class) in the default memory space,
+    which NVVM lowers to a thread's local memory."""
+    for alloca in ops_named(module.operation, "memref.alloca"):
+        array_type = ir.MemRefType(alloca.results[0].type)
+        if str(array_type.memory_space) == _SPIRV_PRIVATE:
+            with alloca.location:
+                alloca.results[0].set_type(ir.MemRefType.get(
+                    array_type.shape, array_type.element_type, array_type.layout))
+
+
 def refuse_spirv_ops(module: ir.Module) -> None:
     """Raise an UnsupportedError naming the first op of the spirv dialect in
-    a kernel: the explicit kernels' atomics, local arrays, barriers and group
-    operations are written in that dialect by the frontend, and have no NVVM
-    lowering yet."""
+    a kernel, or the first value of a spirv type: the explicit kernels'
+    atomics, local arrays, barriers and group operations are written in that
+    dialect by the frontend, and have no NVVM lowering yet. (The conversion
+    would fail on them, and a failure inside the MLIR bindings can end the
+    process rather than raise.)"""
     for kernel in ops_named(module.operation, "gpu.func"):
         for op in nested_ops(kernel):
-            if op.name.startswith("spirv."):
+            if op.name.startswith("spirv.") or any("spirv." in str(result.type)
+                                                   for result in op.results):
                 raise UnsupportedError(
                     f"{_where(op.location)}kernel '{symbol_name(kernel)}' uses {op.name}, "
                     "which has no CUDA lowering yet (atomics, local arrays, barriers and "

@@ -273,6 +273,7 @@ def _serialize(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module
 
 
 def _to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    nvvm_rewrites.private_arrays_in_default_memory(module)
     nvvm_rewrites.refuse_spirv_ops(module)
     nvvm_rewrites.guard_range_tails(module)
     if lowered.plan is not None:  # a parfor's: its launches now pass their extents
