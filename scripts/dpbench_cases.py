@@ -392,10 +392,14 @@ def main() -> None:
         result["program"] = Path(result.pop("program")).name
         result.pop("config")
 
-    xpuc_commit = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse",
-                                  "--short", "HEAD"], capture_output=True, text=True).stdout
+    repository = Path(__file__).parents[1]
+    xpuc_commit = subprocess.run(["git", "-C", str(repository), "rev-parse", "--short", "HEAD"],
+                                 capture_output=True, text=True).stdout.strip()
+    if subprocess.run(["git", "-C", str(repository), "status", "--porcelain", "--", "compiler",
+                       "runtime"], capture_output=True, text=True).stdout:
+        xpuc_commit += " with uncommitted changes"
     header = (f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, xpuc "
-              f"{xpuc_commit.strip()}, dpbench {dpbench_commit(options.dpbench)}, "
+              f"{xpuc_commit}, dpbench {dpbench_commit(options.dpbench)}, "
               f"preset {PRESET} on {DEVICE}")
     print(header + "\n")
     print(table(results))
