@@ -28,14 +28,16 @@ def _line_of(fn, text):
     return first + next(i for i, line in enumerate(lines) if text in line)
 
 
-def _refused_well_or_right(fn, args, expected, line_text, *named):
+def _refused_well_or_right(fn, args, expected, line_text, *named, source=None):
     """``fn(*args)`` gives ``expected``, or is refused at the line holding
-    ``line_text`` with a message naming each of ``named`` and nothing internal."""
+    ``line_text`` (in ``source``, by default ``fn``) with a message naming each
+    of ``named`` and nothing internal."""
     try:
         result = fn(*args)
     except xpuc.UnsupportedError as error:
         message = str(error)
-        assert message.startswith(f"{__file__}:{_line_of(fn, line_text)}: "), message
+        line = _line_of(source or fn, line_text)
+        assert message.startswith(f"{__file__}:{line}: "), message
         assert not _INTERNAL.search(message.replace(__file__, "")), message
         for name in named:
             assert name in message, message
@@ -156,3 +158,29 @@ def test_an_unsupported_callee_of_a_library_call_names_the_users_call_only():
     assert message.startswith(f"{__file__}:{_line_of(sized_by_data, 'dpnp.zeros')}: ")
     assert "dpnp.zeros(...)" in message
     assert not _INTERNAL.search(message.replace(__file__, "")), message
+
+
+@numba.njit
+def corner_of_square(blocks, i):
+    block = blocks[i]
+    square = block @ block
+    return square[0, 0]
+
+
+@xpuc.jit
+def corners(blocks):
+    out = np.empty(blocks.shape[0])
+    for i in numba.prange(blocks.shape[0]):
+        out[i] = corner_of_square(blocks, i)
+    return out
+
+
+def test_a_device_functions_variables_keep_their_names():
+    """Inlined where it is called, a device function's variables are named as
+    its code names them, not as Numba's inliner renamed them."""
+    blocks = np.arange(16.0).reshape(4, 2, 2)
+    message = _refused_well_or_right(corners, (dpnp.asarray(blocks),),
+                                     (blocks @ blocks)[:, 0, 0], "block = blocks[i]", "'block'",
+                                     source=corner_of_square)
+    if message is not None:
+        assert "corner_of_square" not in message

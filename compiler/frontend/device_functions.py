@@ -10,7 +10,12 @@ from numba.core import ir, postproc
 from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
-from numba.core.ir_utils import resolve_func_from_module, simplify_CFG
+from numba.core.ir_utils import (
+    build_definitions,
+    replace_var_names,
+    resolve_func_from_module,
+    simplify_CFG,
+)
 
 from ..errors import UnsupportedError
 
@@ -35,6 +40,17 @@ def device_function(callee: object):
     # JitFunction is the dispatcher layer's, which the frontend may not import
     jitted = hasattr(callee, "targetoptions") or type(callee).__name__ == "JitFunction"
     return py_func if jitted and callable(py_func) else None
+
+
+def _keep_user_names(func_ir: ir.FunctionIR, scope: ir.Scope, blocks: dict[int, ir.Block],
+                     renamed: dict[str, ir.Var]) -> None:
+    """Give the variables of a device function inlined as ``blocks`` their own
+    names back, versioned where the caller has one alike (``row.1``), for
+    messages: Numba's inliner names them after the function (``corner_v3_row``)."""
+    names = {var.name: scope.redefine(original, var.loc).name
+             for original, var in renamed.items()}
+    replace_var_names(blocks, names)
+    func_ir._definitions = build_definitions(func_ir.blocks)
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -69,10 +85,11 @@ class InlineDeviceFunctions(FunctionPass):
                     raise UnsupportedError(
                         f"{stmt.loc.filename}:{stmt.loc.line}: recursion ({names}): a device "
                         "function is inlined where it is called, which recursion cannot be")
-                _, _, _, new_blocks = worker.inline_function(func_ir, block, i, py_func)
+                _, _, renamed, new_blocks = worker.inline_function(func_ir, block, i, py_func)
                 # the first new block is the rest of this one, the caller's; the
                 # others are the callee's
                 (rest_label, _), *callee_blocks = new_blocks
+                _keep_user_names(func_ir, block.scope, dict(callee_blocks), renamed)
                 chains[rest_label] = chain
                 chains.update((new_label, (*chain, py_func)) for new_label, _ in callee_blocks)
                 work += new_blocks
