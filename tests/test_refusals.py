@@ -184,3 +184,20 @@ def test_a_device_functions_variables_keep_their_names():
                                      source=corner_of_square)
     if message is not None:
         assert "corner_of_square" not in message
+
+
+@xpuc.jit
+def binned_means(data, radius, bins):
+    res = np.zeros(bins)
+    for i in numba.prange(bins):
+        mask = np.logical_and(i / bins <= radius, radius < (i + 1) / bins)
+        res[i] = data[mask].mean()
+    return res
+
+
+def test_an_array_expression_in_a_body_is_refused_as_an_array_made_there():
+    """dpbench's azimint_naive, with dpnp arrays."""
+    data, radius = np.arange(20.0), np.linspace(0.0, 0.99, 20)
+    expected = [data[(i / 4 <= radius) & (radius < (i + 1) / 4)].mean() for i in range(4)]
+    _refused_well_or_right(binned_means, (dpnp.asarray(data), dpnp.asarray(radius), 4),
+                           expected, "mask = np.logical_and", "an array made in a parfor body")

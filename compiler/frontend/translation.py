@@ -315,9 +315,16 @@ class Translation:
     def value(self, var: ir.Var) -> Value:
         found = self.lookup(var)
         if not isinstance(found, Value):
+            nbtype = self.typemap.get(var.name)
+            if isinstance(nbtype, types.TypeRef) and isinstance(nbtype.instance_type,
+                                                                types.Array):
+                # only what allocates an array takes its type as an operand
+                raise UnsupportedError(
+                    f"{where(var.loc)}: an array made in a parfor body (by an array "
+                    "expression or a NumPy function of arrays), which xpuc does not offload")
             raise UnsupportedError(
-                f"{where(var.loc)}: {self.operand(var)} is {kind_of(self.typemap.get(var.name))} "
-                "here, where a parfor body needs a number")
+                f"{where(var.loc)}: {self.operand(var)} is {kind_of(nbtype)} here, where a "
+                "parfor body needs a number")
         return found
 
     def operand(self, var: ir.Var) -> str:

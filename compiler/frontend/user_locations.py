@@ -113,7 +113,7 @@ def refused_as_user_code(loc: ir.Loc) -> Iterator[None]:
         if call is None:
             raise
         reason = _LIBRARY_NAME.sub("a temporary", str(error).split(": ", 1)[-1])
-        said = "" if _PATH.search(reason) else f" ({reason})"
+        said = "" if _PATH.search(reason) else f": {reason}"
         raise UnsupportedError(
             f"{loc.filename}:{loc.line}: {call} cannot be offloaded{said}") from None
 
