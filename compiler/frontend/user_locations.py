@@ -6,16 +6,18 @@ loops its parfor pass puts in place of ``np.max`` or ``np.dot``, the bodies of
 its reductions. Their statements keep the locations of the library's source
 (``numba/parfors/parfor.py:261``) and their variables the inliner's names
 (``along_axis__locals__reduce_sum_v20__v662call_7``), which a refusal must
-never show the user. Two passes fix that:
+never show the user. Three passes fix that:
 
 - ``TagCallSites``, before anything is inlined, gives each call of the
   user's code a ``CallSite`` location that says how the user wrote the callee
-  (``np.dot``); the inliners put that location on the jump into the code they
-  inline, and parfors made of a call take it.
-- ``RelocateLibraryCode``, once parfors are made, gives every statement and
-  variable of library code an ``InlinedLoc``: the location of the user's
-  statement it runs for, the closest user statement that dominates it (the
-  call site's jump).
+  (``np.dot``), on the call and on its target, the variable an inliner
+  assigns what the inlined code returns.
+- ``LocateInlinedCalls``, once calls are inlined (overloads, the parfor
+  pass's replacements), gives library code an ``InlinedLoc`` at the call
+  whose result it leads to (with no user statement between), and what is
+  left at the closest user statement that dominates it.
+- ``RelocateLibraryCode``, once parfors are made, does the latter for the
+  code the parfor pass adds (reduction bodies), inside parfors too.
 
 Messages then name the user's line, the call that brought library code in
 (``inlined_call``), and variables by the user's names or as the result of
@@ -133,7 +135,7 @@ def _spelled(func_ir: ir.FunctionIR, var: ir.Var, depth: int = 0) -> str | None:
     definition = guard(get_definition, func_ir, var)
     if isinstance(definition, (ir.Global, ir.FreeVar)):
         return definition.name
-    if isinstance(definition, ir.Expr) and definition.op == "getattr" and depth < 4:
+    if isinstance(definition, ir.Expr) and definition.op == "getattr" and depth < 4:  # a.b.c.d
         base = _spelled(func_ir, definition.value, depth + 1)
         if base is None and not definition.value.name.startswith("$"):
             base = user_names([definition.value.name])
