@@ -25,7 +25,7 @@ from .literal_arguments import ShapeNotConstant, specialize_on_arguments
 from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
-from .translation import composite_of, scalar_items
+from .translation import KernelParam, composite_of, scalar_items
 from .user_locations import refused_as_user_code
 from .usm import USMArray
 
@@ -109,6 +109,24 @@ class _HostEmitter:
         nbtype = self.typemap[var]
         return self.context.make_array(nbtype)(self.context, self.builder,
                                                value=self.lowerer.loadvar(var))
+
+    def check_sizes(self) -> None:
+        """Raise, before the launch, where sizes the kernel's body needs
+        equal differ (its SizeChecks)."""
+        b = self.builder
+        for check in self.kernel.size_checks:
+            first, second = (self.size(param) for param in (check.first, check.second))
+            with cgutils.if_unlikely(b, b.icmp_signed("!=", first, second)):
+                self.context.call_conv.return_user_exc(b, check.exception, (check.message,))
+
+    def size(self, param: KernelParam) -> llvm.Value:
+        """The i64 value of an array's dimension or an integer parameter."""
+        nbtype = self.typemap[param.var]
+        if param.kind == "dim":
+            return cgutils.unpack_tuple(self.builder, self.array(param.var).shape,
+                                        nbtype.ndim)[param.axis]
+        return self.context.cast(self.builder, self.lowerer.loadvar(param.var), nbtype,
+                                 types.int64)
 
     def param_values(self) -> list[llvm.Value]:
         """The kernel function's arguments as i64 host values, in order."""
@@ -406,6 +424,7 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
 
     def launch() -> None:
         emitter = _HostEmitter(lowerer, kernel, offload.target.vector_lanes)
+        emitter.check_sizes()
         emitter.run_plan(lowered.plan, emitter.param_values(), lowered.binary, kernel.ndim)
         emitter.copy_back()
         emitter.combine_reductions()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numba.core import ir
+from numba.core import ir, types
 
 from ..dialects import BOOL, I64, INDEX, Builder, ScalarType, Value, arith, memref, scf
 from ..errors import UnsupportedError
@@ -143,6 +143,8 @@ def reduction_args(t: Translation) -> list[ReductionArg]:
     for name in t.parfor.redvars:
         info = t.parfor.reddict[name]
         nbtype = t.typemap[name]
+        if isinstance(nbtype, types.Array):  # updated in place (rules/array_reductions.py)
+            continue
         composite = composite_of(nbtype)
         what = f"reduction variable '{user_names([name])}'"
         dtypes = [scalar_type(ty, what, t.parfor.loc)

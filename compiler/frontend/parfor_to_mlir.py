@@ -43,6 +43,7 @@ from .parfor_updates import find_shared_updates
 from .translation import (
     ArrayUse,
     KernelParam,
+    SizeCheck,
     Translation,
     bind_param,
     emit_blocks,
@@ -61,6 +62,7 @@ class ParforKernel:
     arrays: dict[str, ArrayUse]
     ndim: int
     reductions: tuple[Reduction, ...] = ()
+    size_checks: tuple[SizeCheck, ...] = ()  # for the host to make before the launch
 
 
 def _allocated_in_init_block(t: Translation) -> set[str]:
@@ -148,7 +150,8 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
         f"  func.func private @{name}_body({body_signature}){results} {{",
         *located_lines(t.allocas, location, "    "), *body.lines, f"  {end}", end, ""])
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
-                        tuple(dict.fromkeys(r.reduction for r in reductions)))
+                        tuple(dict.fromkeys(r.reduction for r in reductions)),
+                        tuple(t.size_checks))
 
 
 def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],

@@ -102,6 +102,19 @@ class KernelParam:
 
 
 @dataclass(frozen=True)
+class SizeCheck:
+    """Two sizes the body needs equal (NumPy's and Numba's size checks, which
+    a kernel cannot raise), each an array's dimension or an integer, kernel
+    parameters: the host compares them before the launch and raises
+    ``exception`` with ``message`` when they differ."""
+
+    first: KernelParam
+    second: KernelParam
+    message: str
+    exception: type[Exception] = AssertionError
+
+
+@dataclass(frozen=True)
 class SharedUpdate:
     """``a[k] = f(a[k], ...)`` (``+=``, ``-=``, ``*=``, ``min``, ``max``) in a
     parfor body, at an index ``k`` several iterations may share: ``read`` holds
@@ -240,10 +253,17 @@ class Translation:
     # element updates made atomic: ``a[k] = f(a[k], ...)`` at an index ``k``
     # that several iterations may share (parfor_updates.py), by setitem
     shared_updates: dict[ir.Stmt, SharedUpdate] = field(default_factory=dict)
+    size_checks: list[SizeCheck] = field(default_factory=list)  # for the host, before launch
 
     def rule_for_call(self, key: object) -> CallRule | None:
         """The rule of a call to ``key``: a parfor body sees CALL_RULES only."""
         return CALL_RULES.lookup(key)
+
+    def size_param(self, value: Value) -> KernelParam | None:
+        """The kernel parameter ``value`` is when it is an array's dimension
+        or an integer from outside the body."""
+        return next((param for ssa, param in self.args if ssa == value.name and (
+            param.kind == "dim" or param.kind == "scalar" and value.type.kind in "iu")), None)
 
     def definition(self, var: ir.Var) -> object:
         """What ``var`` is assigned in the parfor, when it is assigned once."""

@@ -4,6 +4,7 @@ importing this package registers them all in the tables of translation.py.
 - arithmetic: operators, calls on scalars and complex numbers, float(),
   casts, attributes (np.pi, .real, a namedtuple's fields, a.shape)
 - arrays: element reads and writes, views and slices, np.empty, tuples
+- array_reductions: reductions into arrays in a prange (acc += row), atomic
 - body_checks: the shape checks of np.min, np.max and np.dot on a body's arrays
 - control_flow: for over range(), a prange nested in a prange body
 - printing: print() of scalars and string constants, by the device's printf

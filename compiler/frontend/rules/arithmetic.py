@@ -33,6 +33,7 @@ from ..translation import (
     scalar_type,
     where,
 )
+from .array_reductions import is_array_reduction, reduce_into_array
 
 
 def _apply_rule(t: Translation, key: object, operands: list[Value], expr: ir.Expr,
@@ -85,9 +86,11 @@ def _computed_in(key: object, sig: Signature) -> tuple[types.Type, ...]:
 
 
 @expression_rule("binop", "inplace_binop")
-def _binop(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
+def _binop(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     if expr.fn in (operator.is_, operator.is_not):
         return _identity_test(t, expr, target)
+    if is_array_reduction(t, expr.lhs):
+        return reduce_into_array(t, expr, target)
     return _operate(t, expr.fn, [expr.lhs, expr.rhs], expr, f"operator {_name(expr.fn)}")
 
 

@@ -238,6 +238,8 @@ def _slice_bounds(b: Builder, s: SliceValue, dim: Value) -> tuple[Value, Value]:
     ``dim`` elements, as Python's ``slice.indices`` computes them: negative
     bounds count from the end, then bounds are clipped to the dimension."""
     step = s.step or 1
+    if s.start is None and s.stop is None and step == 1:  # the whole dimension, as it is
+        return b.index_constant(0), dim
     one = b.index_constant(1)
     last = arith.binary(b, "arith.subi", dim, one)
     low, high = (b.index_constant(0), dim) if step > 0 else (b.index_constant(-1), last)

@@ -1,29 +1,42 @@
-"""Rules of what NumPy functions put around a reduction, where a parfor body
-calls the function on an array of its own (``np.max(x[i])``,
-``np.dot(a[j, :], b[j, :])``): the parfor pass inlines the function as a
-serial loop in the body, starting from the type's smallest or largest value
-(``get_type_min_value``), after a call that raises NumPy's ValueError on
-shapes it cannot reduce. A kernel cannot raise, so:
+"""Rules of the checks that NumPy functions and Numba's array analysis put
+in a parfor body, and of where a reduction of a body's view starts
+(``np.max(x[i])``, ``np.dot(a[j, :], b[j, :])``, ``acc += x[i]``): the parfor
+pass inlines a NumPy function as a serial loop in the body, starting from the
+type's smallest or largest value (``get_type_min_value``), after a call that
+raises NumPy's ValueError on shapes it cannot reduce; array analysis asserts
+that arrays an operation combines have equal sizes (``assert_equiv``). A
+kernel cannot raise, so:
 
 - the empty-array checks of ``np.min`` / ``np.max`` (Numba's) emit nothing:
   an empty array's minimum or maximum in a body is the reduction's start
   value (the type's largest or smallest value, infinities for floats), as an
   index out of bounds goes unchecked in a kernel;
-- the length check of ``np.dot`` of two vectors passes where the lengths are
-  computed alike from the same values (``np.dot(a[j, :], a[k, :])``, equal
-  constants), and is refused otherwise, since vectors of different lengths
-  would read past the shorter one.
+- a size check (``np.dot``'s lengths, array analysis's sizes) passes where
+  the sizes are computed alike in the body (``a[j, :]`` twice, equal
+  constants); where they are dimensions of arrays from outside the body
+  (``acc`` and ``a[i]``'s, ``a.shape[1]``), the host compares them before the
+  launch and raises AssertionError, as Numba's check would; anything else is
+  refused, since the body would read past the shorter array.
 """
 
 from __future__ import annotations
 
 from numba.core import ir, types
-from numba.parfors import parfor
+from numba.parfors import array_analysis, parfor
 
 from ...dialects import Value
 from ...errors import UnsupportedError
 from ..numpy_functions import check_vector_sizes
-from ..translation import Translation, call_rule, scalar_type, where
+from ..translation import (
+    ArrayValue,
+    SizeCheck,
+    Translation,
+    TupleValue,
+    call_rule,
+    constant_value,
+    scalar_type,
+    where,
+)
 
 
 @call_rule(parfor.get_type_min_value, parfor.get_type_max_value)
@@ -47,12 +60,87 @@ def _empty_reduction_check(t: Translation, expr: ir.Expr, target: ir.Var) -> Non
 @call_rule(check_vector_sizes)
 def _vector_sizes_check(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
     first, second = expr.args
-    if not _same_value(t, first, second):
+    if not (_same_value(t, first, second) or _checked_by_the_host(
+            t, _size(t, first), _size(t, second),
+            "incompatible array sizes for np.dot(a, b) (vector * vector)", expr.loc,
+            ValueError)):
         raise UnsupportedError(
             f"{where(expr.loc)}: np.dot of two vectors in a parfor body whose lengths xpuc "
-            "cannot tell equal when compiling (a kernel cannot raise NumPy's error for "
+            "cannot compare before the launch (a kernel cannot raise NumPy's error for "
             "vectors of different lengths)")
     return None
+
+
+@call_rule(array_analysis.assert_equiv)
+def _equal_sizes(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
+    """Array analysis's ``assert_equiv(message, x, y, ...)``: the shapes (or
+    sizes) of ``x``, ``y``, ... are equal."""
+    operands = expr.args[1:]
+    shapes = [_shape(t, var) for var in operands]
+    first = operands[0]
+    if None in shapes or len({len(shape) for shape in shapes}) != 1:
+        raise UnsupportedError(f"{where(expr.loc)}: sizes of {_named(t, first)} and others "
+                               "compared in a parfor body")
+    for var, shape in zip(operands[1:], shapes[1:]):
+        message = f"sizes of {_named(t, first)} and {_named(t, var)} do not match"
+        for size, other in zip(shapes[0], shape):
+            if not (size.name == other.name or _checked_by_the_host(t, size, other, message,
+                                                                     expr.loc)):
+                raise UnsupportedError(
+                    f"{where(expr.loc)}: the sizes of {_named(t, first)} and "
+                    f"{_named(t, var)} in a parfor body, which xpuc cannot compare before "
+                    "the launch (a kernel cannot raise Numba's error when they differ)")
+    return None
+
+
+def _named(t: Translation, var: ir.Var) -> str:
+    """An ``assert_equiv`` operand as a message names it: array analysis
+    passes the arrays, or its own variables of their sizes."""
+    named = t.operand(var)
+    return "an array" if named == "a value" else named
+
+
+def _shape(t: Translation, var: ir.Var) -> tuple[Value, ...] | None:
+    """The sizes an ``assert_equiv`` operand stands for: an array's
+    dimensions, a tuple's items, an integer."""
+    held = t.lookup(var)
+    if isinstance(held, ArrayValue):
+        return held.dims
+    if isinstance(held, TupleValue) and all(isinstance(v, Value) for v in held.items):
+        return tuple(_size(t, item) if isinstance(item, ir.Var) else item
+                     for item in held.items)
+    return (_size(t, var),) if isinstance(held, Value) else None
+
+
+def _size(t: Translation, var: ir.Var) -> Value:
+    """The value of a size ``var``; of ``x.shape[k]``, the array's dimension
+    itself (a kernel parameter where ``x`` is an array from outside or a
+    view of it keeping that dimension whole)."""
+    definition = t.definition(var)
+    if isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem"):
+        index = definition.index if definition.op == "static_getitem" else \
+            constant_value(t, definition.index)
+        shape = t.definition(definition.value)
+        if isinstance(index, int) and isinstance(shape, ir.Expr) and shape.op == "getattr" \
+                and shape.attr == "shape":
+            array = t.lookup(shape.value)
+            if isinstance(array, ArrayValue) and -len(array.dims) <= index < len(array.dims):
+                return array.dims[index]
+    return t.value(var)
+
+
+def _checked_by_the_host(t: Translation, size: Value, other: Value, message: str,
+                         loc: ir.Loc, exception: type[Exception] = AssertionError) -> bool:
+    """Whether ``size`` and ``other`` are dimensions of arrays from outside
+    the body or integers from there, which the host then checks equal before
+    the launch."""
+    if size.name == other.name:
+        return True
+    params = t.size_param(size), t.size_param(other)
+    if None in params:
+        return False
+    t.size_checks.append(SizeCheck(*params, f"{where(loc)}: {message}", exception))
+    return True
 
 
 # what two variables of the body may be computed by, and still be equal when
