@@ -138,7 +138,7 @@ class KernelFunction:
                     self._check_work_group(local_size, plan.max_work_group_size,
                                            plan.device_name)
                 if 0 not in global_size:
-                    plan.run(args, global_size, local_size)
+                    plan.run(plan.placed(args), global_size, local_size)
                 return
         where = self.py_func.__qualname__
         if len(args) != len(self._parameters):
@@ -260,16 +260,20 @@ class _LaunchPlan:
                    tuple(i for i, a in enumerate(args) if is_dpnp_array(a)),
                    device.max_work_group_size, device.name)
 
+    def placed(self, args: tuple) -> tuple:
+        """A later launch's arguments as the first launch's placement gave
+        them: dpnp arrays as their ``usm_ndarray``."""
+        if not self.dpnp:
+            return args
+        return tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
+
     def run(self, args: tuple, global_size: tuple[int, ...],
             local_size: tuple[int, ...] | None,
             resident: list[tuple[int, int]] | None = None) -> None:
-        """Launch over ``global_size`` with ``args``, as the first launch
-        placed them (dpnp arrays are taken as their ``usm_ndarray``);
+        """Launch over ``global_size`` with ``args`` as placed (``placed``);
         ``resident``: the NumPy memory to keep on the device, when known."""
         if self.kernel is None:  # a kernel with no effect: nothing to copy or launch
             return
-        if self.dpnp:
-            args = tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
         for queue in self.placement.waited:  # as place() does
             queue.wait()
         # a device that takes NumPy's memory as it is needs no copies

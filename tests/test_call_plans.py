@@ -224,6 +224,15 @@ def test_second_kernel_launch_is_planned(monkeypatch):
         np.testing.assert_array_equal(dpt.asnumpy(dst), np.arange(6.0).reshape(2, 3) * factor)
 
 
+def test_planned_kernel_launches_take_dpnp_arrays():
+    dpnp = pytest.importorskip("dpnp")
+    src = dpnp.asarray(np.arange(6.0).reshape(2, 3), sycl_queue=QUEUE)
+    for factor in (2.0, 3.0):  # placed, then planned
+        dst = dpnp.zeros((2, 3), sycl_queue=QUEUE)
+        scaled_copy[2, 3](src, dst, factor)
+        np.testing.assert_array_equal(dpnp.asnumpy(dst), np.arange(6.0).reshape(2, 3) * factor)
+
+
 def test_planned_kernel_launches_read_each_launchs_arrays_and_range():
     """A plan keeps how to read the arguments, not the arguments: other arrays
     of the same kinds, strided views (strides in elements), other sizes."""
