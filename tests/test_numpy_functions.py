@@ -180,8 +180,7 @@ def in_context(function, *args, queue):
     its result and how many kernels it launched."""
     xpuc.reset_stats()
     with xpuc.device_context(queue):
-        jitted = function if isinstance(function, xpuc.JitFunction) else xpuc.jit(function)
-    result = jitted(*args)
+        result = xpuc.jit(function)(*args)
     return result, xpuc.stats()["kernel_launches"]
 
 
