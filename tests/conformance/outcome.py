@@ -53,10 +53,10 @@ def problem_category(problem: dict[str, Any]) -> str:
     line = headline(problem["message"])
     if short == "AssertionError" and _WRONG_ANSWER.search(line):
         return "wrong answer"
+    if problem["refusal"]:  # a refusal, though it may restate one from deeper in
+        return _normalized(line)
     if problem["refusal_in_chain"]:
         return f"UnsupportedError wrapped in {short}"
-    if problem["refusal"]:
-        return _normalized(line)
     return f"{short}: {_normalized(line)}"
 
 
