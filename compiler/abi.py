@@ -192,6 +192,7 @@ ENTRIES: dict[str, Entry] = {
     for entry in (
         # queues
         _entry("xpuc_queue_wrap", "status", ("dpctl_queue_ref", "void*"), ("out", "queue**")),
+        _entry("xpuc_queue_cuda", "status", ("ordinal", "i32"), ("out", "queue**")),
         _entry("xpuc_queue_release", "status", ("queue", "queue*")),
         # USM memory and copies
         _entry("xpuc_usm_alloc", "status", ("queue", "queue*"), ("nbytes", "i64"),
@@ -266,6 +267,11 @@ CUDA_ENTRIES: dict[str, Entry] = {
                ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
         _entry("xpuc_cuda_copy_to_host", "status", ("device", "cuda_device*"),
                ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
+        _entry("xpuc_cuda_copy", "status", ("device", "cuda_device*"), ("dst", "void*"),
+               ("src", "const void*"), ("nbytes", "i64")),
+        _entry("xpuc_cuda_is_device_memory", "status", ("device", "cuda_device*"),
+               ("ptr", "const void*"), ("out", "i32*")),
+        _entry("xpuc_cuda_synchronize", "status", ("device", "cuda_device*")),
         # launches: a device, then xpuc_launch's parameters (the binary is PTX)
         Entry("xpuc_cuda_launch", "status", (
             ("device", "cuda_device*"),

@@ -58,8 +58,7 @@ int xpuc_call_begin(xpuc_queue *queue)
     /* A nested call keeps the outer call's queue and buffers, which are only
      * usable if it runs on the same context and device. */
     if (call.queue && queue != call.queue &&
-        !(DPCTLContext_AreEq(queue->context, call.queue->context) &&
-          DPCTLDevice_AreEq(queue->device, call.queue->device)))
+        !(queue->backend == call.queue->backend && queue->backend->same_device(queue, call.queue)))
         return fail(XPUC_ERR_INVALID,
                     "xpuc: a call on device '%s' cannot nest in a call on device '%s' "
                     "(another context or device)",
@@ -67,9 +66,9 @@ int xpuc_call_begin(xpuc_queue *queue)
     /* The call runs after the work already submitted to its queue, as if it
      * were submitted there too: dpctl's operations return before their
      * kernels finish, and a call may read what they write. */
-    void *gil = gil_release();
-    DPCTLQueue_Wait(queue->caller);
-    gil_restore(gil);
+    int status = queue->backend->wait_caller(queue);
+    if (status != XPUC_OK)
+        return status;
     if (!call.queue)
         call.queue = queue;
     call.depth++;
@@ -100,7 +99,7 @@ int xpuc_call_end(void)
             status = status != XPUC_OK ? status : copied;
         }
         if (b->device)
-            usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
+            call.queue->backend->free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
     }
     free(call.buffers);
     call.buffers = NULL;
@@ -168,19 +167,18 @@ int xpuc_call_register(void *host, int64_t nbytes)
     return add_buffer(host, nbytes, true, &b);
 }
 
-/* Whether `ptr` is USM memory of the current call's context, which kernels
- * use in place. */
+/* Whether `ptr` is memory of the current call's device (USM of its context,
+ * CUDA device memory), which kernels use in place. */
 static bool is_call_usm(const void *ptr)
 {
-    return ptr && DPCTLUSM_GetPointerType((DPCTLSyclUSMRef)ptr, call.queue->context) !=
-                      DPCTL_USM_UNKNOWN;
+    return ptr && call.queue->backend->is_device_memory(call.queue, ptr);
 }
 
 static int acquire_resident(buffer *b, const char *host, void **device)
 {
     int status = XPUC_OK;
     if (!b->device)
-        status = usm_alloc(call.queue, b->capacity, XPUC_USM_DEVICE, &b->device);
+        status = call.queue->backend->alloc(call.queue, b->capacity, XPUC_USM_DEVICE, &b->device);
     /* Always the whole region: a kernel may write part of it, and the rest
      * must survive the copy back. */
     if (status == XPUC_OK && !b->device_current) {
@@ -198,16 +196,16 @@ static int acquire_resident(buffer *b, const char *host, void **device)
 static int grow_buffer(buffer *b, int64_t nbytes, bool copy_in)
 {
     void *device = NULL;
-    int status = usm_alloc(call.queue, nbytes, XPUC_USM_DEVICE, &device);
+    int status = call.queue->backend->alloc(call.queue, nbytes, XPUC_USM_DEVICE, &device);
     if (status == XPUC_OK && !copy_in && b->device)
-        status = memcpy_wait(call.queue, device, b->device, b->capacity, "device->device");
+        status = call.queue->backend->copy(call.queue, device, b->device, b->capacity, "device->device");
     if (status != XPUC_OK) {
         if (device)
-            usm_free(call.queue, device, nbytes, XPUC_USM_DEVICE);
+            call.queue->backend->free(call.queue, device, nbytes, XPUC_USM_DEVICE);
         return status;
     }
     if (b->device)
-        usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
+        call.queue->backend->free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
     b->device = device;
     b->capacity = nbytes;
     return XPUC_OK;
@@ -290,7 +288,7 @@ int xpuc_element_copy(void *dst, const void *src, int64_t nbytes, int32_t to_dev
         return no_call("xpuc_element_copy");
     if (nbytes < 0 || !dst || !src)
         return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_element_copy");
-    int status = memcpy_wait(call.queue, dst, src, nbytes,
+    int status = call.queue->backend->copy(call.queue, dst, src, nbytes,
                              to_device ? "host->device" : "device->host");
     if (status == XPUC_OK && to_device)
         COUNT(h2d_bytes, nbytes);

@@ -1,20 +1,25 @@
-/* xpuc's C runtime on dpctl's C API (libDPCTLSyclInterface); xpuc_runtime.h
- * is its contract. Everything is synchronous: each copy and launch waits for
- * its event, so no call leaves work in flight.
+/* xpuc's C runtime; xpuc_runtime.h is its contract. Everything is
+ * synchronous: each copy and launch waits for its work, so no call leaves
+ * work in flight.
  *
  * This header is what the runtime's files share, private to the library.
  * Each .c file includes it first. What it declares has hidden visibility:
  * the library exports the xpuc_* entries of xpuc_runtime.h only.
  *
+ * The runtime is one core and a backend per device family. The core is what
+ * compiled host code talks to, the same for both families:
  *   errors.c   the per-thread error message, statistics
- *   queue.c    wrapped queues; letting the GIL go while waiting on the device
- *   memory.c   USM (allocations, the block cache, copies), USM arrays of
- *              compiled code
+ *   queue.c    releasing queues; letting the GIL go while waiting on a device
+ *   memory.c   allocations and copies through a queue's backend
  *   call.c     one offloaded call: its queue and its buffer table (transient
- *              and resident device copies of host arrays)
- *   program.c  SPIR-V modules built for a target, the kernel cache
- *   launch.c   kernel launches, the launch trace, the cost model that keeps
- *              tiny parfors on the host */
+ *              and resident device copies of host arrays), copies
+ *   launch.c   kernel launches on the call's queue, the launch trace, the
+ *              cost model that keeps tiny parfors on the host
+ * A queue's backend (queue_backend, below) does what differs per family:
+ *   sycl/      on dpctl's C API (built with XPUC_SYCL): wrapped dpctl queues,
+ *              USM and its block cache, SPIR-V builds, submissions
+ *   cuda/queue.c  on libxpuc_cuda.so (the CUDA driver API): a CUDA device's
+ *              queue, device memory, PTX launches */
 #ifndef XPUC_INTERNAL_H
 #define XPUC_INTERNAL_H
 
@@ -22,35 +27,70 @@
 #define _DEFAULT_SOURCE
 #include "xpuc_runtime.h"
 
-#include <dpctl_sycl_interface.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
+/* What a queue's device family does; the core calls nothing else of it. */
+typedef struct queue_backend {
+    /* Memory of a USM kind (a family without shared or host memory gives
+     * device memory) of at least nbytes; free takes the size and kind it was
+     * allocated with. Both count in the statistics. */
+    int (*alloc)(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out);
+    void (*free)(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind);
+    /* A copy in any direction, waited for; `direction` names it in a failure. */
+    int (*copy)(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
+                const char *direction);
+    /* Whether kernels on q's device use `ptr` in place (its device memory). */
+    bool (*is_device_memory)(xpuc_queue *q, const void *ptr);
+    /* Whether a and b (of this family) run on one device and context. */
+    bool (*same_device)(xpuc_queue *a, xpuc_queue *b);
+    /* Waits for the work already submitted where the queue came from. */
+    int (*wait_caller)(xpuc_queue *q);
+    /* xpuc_launch on q, its arguments checked; *ran is false when nothing
+     * ran (no work-items). */
+    int (*launch)(xpuc_queue *q, const void *binary, int64_t length, uint64_t hash,
+                  const char *kernel_name, const uint64_t *arg_slots, const int32_t *arg_kinds,
+                  int32_t nargs, const int64_t *global, const int64_t *local, int32_t ndim,
+                  bool *ran);
+    /* What a launch on q's device costs before its kernel does work, in ns. */
+    int (*launch_cost)(xpuc_queue *q, int64_t *out);
+    /* An array that compiled code makes, a Numba MemInfo (xpuc_usm_array_alloc). */
+    int (*array_alloc)(xpuc_queue *q, int64_t nbytes, int32_t kind, void **meminfo);
+    /* Frees what the backend holds of q (not q itself). */
+    void (*release)(xpuc_queue *q);
+} queue_backend;
+
 struct xpuc_queue {
+    const queue_backend *backend;
+    char device_name[256];
+    /* Kernels can read and write host system memory (malloc'd, NumPy's). */
+    bool system_memory;
+    /* A CPU device, whose USM is the host's own memory (sycl/memory.c). */
+    bool host_memory;
+    /* The target's launch cost in ns, 0 until measured (launch.c): one slot
+     * per target (a SYCL context and device, a CUDA device), shared by its
+     * queues. */
+    int64_t *launch_cost_ns;
+    /* ---- SYCL (sycl/): dpctl's types, declared by their struct tags so that
+     * the core builds without dpctl's headers. */
     /* Where xpuc submits: an in-order queue on the wrapped queue's context and
      * device. Each command is waited for, so the order costs nothing; and two
      * queues, one out-of-order, used from several threads at once deadlock or
      * crash the OpenCL CPU runtime (2025.3; reproduced with dpctl alone). */
-    DPCTLSyclQueueRef ref;
-    DPCTLSyclQueueRef caller; /* the wrapped queue: a call waits for its work */
+    struct DPCTLOpaqueSyclQueue *ref;
+    struct DPCTLOpaqueSyclQueue *caller; /* the wrapped queue: a call waits for its work */
     /* Cached once so launches never re-query them. */
-    DPCTLSyclContextRef context;
-    DPCTLSyclDeviceRef device;
-    char device_name[256];
-    /* A CPU device, whose USM is the host's own memory (advise_pages, memory.c). */
-    bool host_memory;
-    /* Kernels can read and write host system memory (malloc'd, NumPy's). */
-    bool system_memory;
+    struct DPCTLOpaqueSyclContext *context;
+    struct DPCTLOpaqueSyclDevice *device;
     /* The number of the (context, device) pair in this process: kernels
      * built for one queue of the pair serve all of them, found by integers
      * instead of comparing SYCL objects at each launch. */
     int32_t target;
-    /* The target's launch cost in ns, 0 until measured (launch.c): one slot
-     * per target, shared by its queues. */
-    int64_t *launch_cost_ns;
+    /* ---- CUDA (cuda/queue.c): the device, opened once per process. */
+    struct xpuc_cuda_device *cuda_device;
 };
 
 /* ---- errors and statistics (errors.c) ------------------------------------ */
@@ -69,14 +109,14 @@ HIDDEN extern xpuc_stats runtime_stats;
 HIDDEN void *gil_release(void);
 HIDDEN void gil_restore(void *state);
 
-/* ---- USM memory and copies (memory.c) ------------------------------------ */
+/* ---- launches (launch.c) --------------------------------------------------- */
 
-HIDDEN int usm_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out);
-/* Takes the size and kind the block was allocated with. */
-HIDDEN void usm_free(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind);
-/* A copy on q's queue, waited for; `direction` names it in a failure. */
-HIDDEN int memcpy_wait(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
-                       const char *direction);
+/* "(x, y, z)" of the first ndim sizes, for messages. */
+HIDDEN const char *format_sizes(char *out, size_t size, const int64_t *sizes, int32_t ndim);
+/* The least time in ns of a few waited-for 8-byte copies from the host to
+ * `device`, memory of q's device: what a launch costs before its kernel does
+ * work, for a backend's launch_cost. */
+HIDDEN int least_copy_time(xpuc_queue *q, void *device, int64_t *out);
 
 /* ---- the current call (call.c) ------------------------------------------- */
 
@@ -85,24 +125,23 @@ HIDDEN xpuc_queue *call_queue(void);
 /* A kernel of the current call ran: copies made before it may be stale. */
 HIDDEN void call_launched(void);
 
-/* ---- programs and the kernel cache (program.c) --------------------------- */
+/* ---- Numba's NRT, for arrays compiled code makes (launch.c) --------------- */
 
-/* The number of the (context, device) pair in this process, from 0, and the
- * slot of its launch cost. */
-HIDDEN int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_t *out,
-                         int64_t **launch_cost_ns);
+/* The part of Numba's NRT_api_functions (numba/core/runtime/nrt_external.h)
+ * used here; its layout is Numba's ABI for extensions. */
+typedef void nrt_managed_dtor(void *data);
+typedef struct {
+    void *(*allocate)(size_t nbytes);
+    void *(*allocate_external)(size_t nbytes, void *allocator);
+    void *(*manage_memory)(void *data, nrt_managed_dtor dtor);
+} nrt_api;
 
-/* A kernel built for a target, kept for the life of the process. */
-typedef struct cached_kernel {
-    struct cached_kernel *next;
-    DPCTLSyclKernelRef kernel;
-    size_t num_args;
-    char name[];
-} cached_kernel;
+/* xpuc_set_nrt_api's table, NULL until set. */
+HIDDEN const nrt_api *numba_nrt(void);
 
-/* The kernel `kernel_name` of the SPIR-V module (spirv, length, hash) for q's
- * target, built now if it was not before. */
-HIDDEN int get_kernel(xpuc_queue *q, const void *spirv, int64_t length, uint64_t hash,
-                      const char *kernel_name, cached_kernel **out);
+/* ---- the backends ---------------------------------------------------------- */
+
+/* A queue on CUDA device `ordinal` (cuda/queue.c; xpuc_cuda_queue). */
+HIDDEN extern const queue_backend cuda_backend;
 
 #endif

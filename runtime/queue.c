@@ -1,43 +1,10 @@
-/* Queues: the wrapper of a dpctl queue that the other entries take, and
+/* Queues (made by a backend: xpuc_queue_wrap, xpuc_cuda_queue) released, and
  * letting Python's GIL go while the runtime waits on a device. */
 #include "internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
-
-int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out)
-{
-    if (!dpctl_queue_ref || !out)
-        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_queue_wrap needs a queue ref and an output");
-    xpuc_queue *q = calloc(1, sizeof *q);
-    if (!q)
-        return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory wrapping a queue");
-    q->caller = DPCTLQueue_Copy(dpctl_queue_ref);
-    q->context = DPCTLQueue_GetContext(dpctl_queue_ref);
-    q->device = DPCTLQueue_GetDevice(dpctl_queue_ref);
-    q->ref = q->context && q->device
-                 ? DPCTLQueue_Create(q->context, q->device, NULL, DPCTL_IN_ORDER)
-                 : NULL;
-    if (!q->caller || !q->ref) {
-        xpuc_queue_release(q);
-        return fail(XPUC_ERR_INVALID, "xpuc: DPCTLSyclQueueRef %p is not a usable queue",
-                    dpctl_queue_ref);
-    }
-    const char *name = DPCTLDevice_GetName(q->device);
-    snprintf(q->device_name, sizeof q->device_name, "%s", name ? name : "?");
-    DPCTLCString_Delete(name);
-    q->host_memory = DPCTLDevice_IsCPU(q->device);
-    q->system_memory = DPCTLDevice_HasAspect(q->device, usm_system_allocations);
-    int status = target_number(q->context, q->device, &q->target, &q->launch_cost_ns);
-    if (status != XPUC_OK) {
-        xpuc_queue_release(q);
-        return status;
-    }
-    *out = q;
-    return XPUC_OK;
-}
 
 int xpuc_queue_release(xpuc_queue *queue)
 {
@@ -47,14 +14,7 @@ int xpuc_queue_release(xpuc_queue *queue)
         return fail(XPUC_ERR_INVALID,
                     "xpuc: cannot release the queue on device '%s' during a call on it",
                     queue->device_name);
-    if (queue->device)
-        DPCTLDevice_Delete(queue->device);
-    if (queue->context)
-        DPCTLContext_Delete(queue->context);
-    if (queue->ref)
-        DPCTLQueue_Delete(queue->ref);
-    if (queue->caller)
-        DPCTLQueue_Delete(queue->caller);
+    queue->backend->release(queue);
     free(queue);
     return XPUC_OK;
 }

@@ -1,5 +1,7 @@
-/* xpuc's C runtime: a thin layer on dpctl's C API that the host code Numba
- * compiles calls directly. Every entry returns XPUC_OK or an error status; the
+/* xpuc's C runtime: a thin layer on dpctl's C API (SYCL devices) and on the
+ * CUDA driver API (through libxpuc_cuda.so) that the host code Numba
+ * compiles calls directly; past making a queue, every entry is the same for
+ * both families. Every entry returns XPUC_OK or an error status; the
  * message (device, kernel, reason) is in xpuc_last_error(), per thread.
  *
  * compiler/abi.py defines this interface for Python and compiled host code
@@ -19,7 +21,7 @@ typedef enum {
     XPUC_ERR_INVALID = 1, /* bad argument, or no queue bound to this thread */
     XPUC_ERR_ALLOC = 2,   /* USM allocation failed */
     XPUC_ERR_COPY = 3,    /* host<->device copy failed */
-    XPUC_ERR_BUILD = 4,   /* SPIR-V module did not build for the device */
+    XPUC_ERR_BUILD = 4,   /* SPIR-V or PTX module did not build for the device */
     XPUC_ERR_LAUNCH = 5,  /* kernel submission or execution failed */
     XPUC_ERR_DRIVER = 6,  /* the device driver is missing or failed (CUDA) */
 } xpuc_status;
@@ -66,6 +68,10 @@ typedef struct {
  * an in-order queue of its own on the same context and device; and caches the
  * context, device and device name. */
 int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out);
+/* A queue on CUDA device `ordinal` (cuda:ordinal, its primary context). Its
+ * USM of any kind is device memory, its launches take PTX, and a call on it
+ * waits for all work already submitted to the device. */
+int xpuc_queue_cuda(int32_t ordinal, xpuc_queue **out);
 int xpuc_queue_release(xpuc_queue *queue);
 
 /* USM memory on a queue. A free names the size and kind the block was
@@ -130,7 +136,9 @@ int xpuc_set_nrt_api(const void *api);
 int xpuc_usm_array_alloc(int64_t nbytes, int32_t usm_kind, void **meminfo);
 
 /* Builds (once per process per context, device and SPIR-V hash) and launches
- * `kernel_name` from the SPIR-V module on the current call's queue, and waits.
+ * `kernel_name` from the SPIR-V module on the current call's queue, and waits;
+ * on a CUDA queue the module is PTX (loaded once per device and hash, the
+ * block the driver's occupancy calculator's, xpuc_cuda_launch).
  * global/local are in SPIR-V order (x, y, z): the runtime reverses them for
  * SYCL. local all zero means no work-group size is imposed. */
 int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,

@@ -24,7 +24,9 @@ from xpuc.passes import launch_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADERS = sorted((ROOT / "runtime").glob("*.h"))
-SOURCES = sorted((ROOT / "runtime").glob("*.c"))
+# the runtime's core and its SYCL backend (no_sycl.c stands in for the
+# latter's entries where it is not built)
+SOURCES = sorted((ROOT / "runtime").glob("*.c")) + sorted((ROOT / "runtime" / "sycl").glob("*.c"))
 CUDA_HEADER = ROOT / "runtime" / "cuda" / "xpuc_cuda.h"
 CUDA_SOURCES = sorted((ROOT / "runtime" / "cuda").glob("*.c"))
 

@@ -85,6 +85,7 @@ def test_stats_keys_and_reset(queue):
         "d2h_bytes": 0,
         "usm_allocs": 0,
         "usm_frees": 0,
+        "host_parfors": 0,
     }
 
 
@@ -277,6 +278,7 @@ def test_buffers_are_reused_within_a_call(queue):
         "d2h_bytes": 80,
         "usm_allocs": 1,
         "usm_frees": 1,
+        "host_parfors": 0,
     }
 
 

@@ -50,6 +50,8 @@ static const struct {
     ENTRY(cuMemFree, "cuMemFree_v2"),
     ENTRY(cuMemcpyHtoD, "cuMemcpyHtoD_v2"),
     ENTRY(cuMemcpyDtoH, "cuMemcpyDtoH_v2"),
+    ENTRY(cuMemcpy, "cuMemcpy"),
+    ENTRY(cuPointerGetAttribute, "cuPointerGetAttribute"),
     ENTRY(cuModuleLoadDataEx, "cuModuleLoadDataEx"),
     ENTRY(cuModuleGetFunction, "cuModuleGetFunction"),
     ENTRY(cuOccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize"),

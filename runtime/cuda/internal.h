@@ -34,6 +34,8 @@ enum {
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 };
+enum { CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
+enum { CU_MEMORYTYPE_DEVICE = 2 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 
 /* The driver's entry points, found in libcuda.so.1 by their versioned names. */
@@ -53,6 +55,8 @@ typedef struct {
     CUresult (*cuMemFree)(CUdeviceptr ptr);
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t nbytes);
     CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t nbytes);
+    CUresult (*cuMemcpy)(CUdeviceptr dst, CUdeviceptr src, size_t nbytes);
+    CUresult (*cuPointerGetAttribute)(void *data, int attribute, CUdeviceptr ptr);
     CUresult (*cuModuleLoadDataEx)(CUmodule *module, const void *image, unsigned count,
                                    int *options, void **values);
     CUresult (*cuModuleGetFunction)(CUfunction *function, CUmodule module, const char *name);

@@ -61,3 +61,42 @@ int xpuc_cuda_copy_to_host(xpuc_cuda_device *device, void *dst, const void *src,
                    driver()->cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, (size_t)nbytes));
     return XPUC_OK;
 }
+
+int xpuc_cuda_copy(xpuc_cuda_device *device, void *dst, const void *src, int64_t nbytes)
+{
+    if (nbytes < 0 || (nbytes && (!dst || !src)))
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_copy: bad arguments");
+    if (nbytes)
+        IN_CONTEXT(device, XPUC_ERR_COPY, "copying",
+                   driver()->cuMemcpy((CUdeviceptr)(uintptr_t)dst,
+                                      (CUdeviceptr)(uintptr_t)src, (size_t)nbytes));
+    return XPUC_OK;
+}
+
+int xpuc_cuda_is_device_memory(xpuc_cuda_device *device, const void *ptr, int32_t *out)
+{
+    if (!device || !out)
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_is_device_memory: bad arguments");
+    const driver_api *cu = driver();
+    if (!cu)
+        return XPUC_ERR_DRIVER;
+    /* The driver refuses addresses it did not allocate or register (host
+     * memory): those are not the device's. */
+    unsigned memory_type = 0;
+    int ordinal = -1;
+    CUdeviceptr address = (CUdeviceptr)(uintptr_t)ptr;
+    *out = ptr &&
+           cu->cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) ==
+               0 &&
+           memory_type == CU_MEMORYTYPE_DEVICE &&
+           cu->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address) ==
+               0 &&
+           ordinal == device->ordinal;
+    return XPUC_OK;
+}
+
+int xpuc_cuda_synchronize(xpuc_cuda_device *device)
+{
+    IN_CONTEXT(device, XPUC_ERR_LAUNCH, "waiting for the device", driver()->cuCtxSynchronize());
+    return XPUC_OK;
+}

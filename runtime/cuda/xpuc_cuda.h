@@ -40,6 +40,15 @@ int xpuc_cuda_copy_to_device(xpuc_cuda_device *device, void *dst, const void *sr
                              int64_t nbytes);
 int xpuc_cuda_copy_to_host(xpuc_cuda_device *device, void *dst, const void *src,
                            int64_t nbytes);
+/* A copy in any direction (the driver tells host from device memory by its
+ * address: unified addressing), returned once done. */
+int xpuc_cuda_copy(xpuc_cuda_device *device, void *dst, const void *src, int64_t nbytes);
+/* *out = 1 where ptr is memory of this device (CuPy's, torch's, xpuc's), which
+ * its kernels use in place; 0 for host memory and other devices' memory. */
+int xpuc_cuda_is_device_memory(xpuc_cuda_device *device, const void *ptr, int32_t *out);
+/* Waits for all work submitted to the device's primary context, on any
+ * stream (work CuPy or torch queued before a call). */
+int xpuc_cuda_synchronize(xpuc_cuda_device *device);
 
 /* Loads (once per process per device and PTX hash) the PTX module and runs
  * its kernel `kernel_name` over `global` work-items (x, y, z), and waits.

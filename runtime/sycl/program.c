@@ -1,7 +1,7 @@
 /* Programs: SPIR-V modules built for a (context, device) target, checked
  * before the build and explained after a failed one (the OpenCL build log),
  * and the process-wide cache of the modules and their kernels. */
-#include "internal.h"
+#include "sycl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
