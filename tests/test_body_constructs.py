@@ -257,11 +257,29 @@ def nearest_labels(x_train, y_train, x_test, k):
     return out
 
 
+def nearest_labels_dpnp(x_train, y_train, x_test, k):
+    """The same, with knn's own dpnp.empty(shape=...)."""
+    out = np.empty(x_test.shape[0])
+    for i in numba.prange(x_test.shape[0]):
+        queue = dpnp.empty(shape=(k, 2))
+        for j in range(k):
+            queue[j, 0] = abs(x_train[j] - x_test[i])
+            queue[j, 1] = y_train[j]
+        total = 0.0
+        for j in range(k):
+            total += queue[j, 0] * queue[j, 1]
+        out[i] = total
+    return out
+
+
 @pytest.mark.parametrize("inputs", INPUTS)
 def test_body_array_of_a_shape_given_by_an_argument(inputs):
     data = (np.arange(8.0), np.arange(8.0) % 3, np.linspace(0, 7, 5))
     for k in (3, 5):
         check_offloaded(nearest_labels, *data, k, inputs=inputs)
+        result, _, launches = run_on_device(nearest_labels_dpnp, *data, k, inputs=inputs)
+        np.testing.assert_allclose(result, nearest_labels(*data, k))
+        assert launches > 0
 
 
 def test_each_value_of_such_an_argument_compiles_once():

@@ -21,7 +21,7 @@ from ..errors import UnsupportedError, XpucError
 from ..passes import Lowered, Stage, Target, lower
 from ..passes.launch_plan import KernelLaunch, LaunchPlan
 from . import host_parfors
-from .literal_arguments import ShapeNotConstant, specialize_on_arguments
+from .literal_arguments import arguments_of
 from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
@@ -404,14 +404,10 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     # copied before translation, which must see the parfor as Numba made it
     host_twin = (host_parfors.sequential_copy(parfor, fndesc.calltypes)
                  if host_parfors.can_run_on_host(parfor, fndesc.typemap) else None)
-    with refused_as_user_code(parfor.loc):
-        try:
-            kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
-                                      kernel_name(fndesc.qualname, ordinal),
-                                      offload.target.vector_lanes)
-        except ShapeNotConstant as refusal:
-            specialize_on_arguments(lowerer.func_ir, refusal)
-            raise UnsupportedError(str(refusal)) from None
+    with refused_as_user_code(parfor.loc), arguments_of(lowerer.func_ir):
+        kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
+                                  kernel_name(fndesc.qualname, ordinal),
+                                  offload.target.vector_lanes)
     try:
         lowered = compile_to_spirv(kernel.name, kernel.mlir, offload.target)
     except UnsupportedError as error:  # what the device cannot run (no fp64)

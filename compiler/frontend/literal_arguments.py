@@ -22,25 +22,39 @@ from collections.abc import Iterator
 from numba.core import errors, ir, types
 from numba.core.dispatcher import Dispatcher
 
-from ..errors import UnsupportedError
 from .translation import Translation, constant_value
 
 
-class ShapeNotConstant(UnsupportedError):
-    """An array made in a body with a shape not known when compiling; the
-    body's variables it depends on, that come from outside the body, are
-    ``outer_variables`` (empty when something else is unknown)."""
+def request_literal_arguments(t: Translation, shape: ir.Var) -> None:
+    """Where the unknown items of ``shape`` (an int or a tuple built in the
+    body) are integer arguments of the function being lowered
+    (``arguments_of``), ask Numba's dispatcher to compile again with them
+    typed as literals (``ForceLiteralArg``); return otherwise, and when
+    compiling for explicit signatures (``literals_refused``)."""
+    func_ir = getattr(_compiling, "func_ir", None)
+    if func_ir is None or getattr(_compiling, "types_fixed", False):
+        return
+    positions = set()
+    for name in _outer_variables(t, shape):
+        try:
+            definition = func_ir.get_definition(name)
+        except KeyError:  # assigned more than once
+            return
+        if not isinstance(definition, ir.Arg):
+            return
+        positions.add(definition.index)
+    if positions:
+        # not an UnsupportedError: it passes through the rules' refusals
+        raise errors.ForceLiteralArg(positions)
 
-    def __init__(self, message: str, outer_variables: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.outer_variables = outer_variables
 
-
-def outer_variables(t: Translation, shape: ir.Var) -> tuple[str, ...]:
+def _outer_variables(t: Translation, shape: ir.Var) -> tuple[str, ...]:
     """The integer variables from outside the body (kernel parameters) that
-    the unknown items of ``shape`` (an int or a tuple built in the body)
-    are; empty when an item is computed in the body."""
+    the unknown items of ``shape`` are; empty when an item is computed in
+    the body."""
     definition = t.definition(shape)
+    while isinstance(definition, ir.Var):  # an inlined function's parameter
+        definition = t.definition(definition)
     items = definition.items if isinstance(definition, ir.Expr) and \
         definition.op == "build_tuple" else [shape]
     found = []
@@ -54,38 +68,32 @@ def outer_variables(t: Translation, shape: ir.Var) -> tuple[str, ...]:
     return tuple(found)
 
 
-def specialize_on_arguments(func_ir: ir.FunctionIR, refusal: ShapeNotConstant) -> None:
-    """Ask Numba's dispatcher to compile again with the arguments that
-    ``refusal``'s variables are typed as literals (``ForceLiteralArg``);
-    return when some variable is not a function argument as it was passed,
-    or when compiling for explicit signatures (``literals_refused``)."""
-    positions = set()
-    for name in refusal.outer_variables:
-        try:
-            definition = func_ir.get_definition(name)
-        except KeyError:  # assigned more than once
-            return
-        if not isinstance(definition, ir.Arg):
-            return
-        positions.add(definition.index)
-    if positions and not getattr(_types_fixed, "active", False):
-        raise errors.ForceLiteralArg(positions)
+# what is being compiled, in this thread: the function IR whose parfors are
+# lowered (``func_ir``), and whether for given types (``types_fixed``:
+# explicit signatures, which no argument's value can change)
+_compiling = threading.local()
 
 
-# set while a compilation is for given types (explicit signatures), which no
-# argument's value can change
-_types_fixed = threading.local()
+@contextlib.contextmanager
+def arguments_of(func_ir: ir.FunctionIR) -> Iterator[None]:
+    """Lower parfors of the function ``func_ir``, whose integer arguments a
+    body's array shape may ask for as literals."""
+    _compiling.func_ir = func_ir
+    try:
+        yield
+    finally:
+        _compiling.func_ir = None
 
 
 @contextlib.contextmanager
 def literals_refused() -> Iterator[None]:
     """Compile for given types: a shape that needs arguments' values is
-    refused as ShapeNotConstant says."""
-    _types_fixed.active = True
+    refused as any shape not known when compiling."""
+    _compiling.types_fixed = True
     try:
         yield
     finally:
-        _types_fixed.active = False
+        _compiling.types_fixed = False
 
 
 def remember_literal_arguments(dispatcher: Dispatcher) -> None:

@@ -21,7 +21,7 @@ from numba.np import numpy_support
 
 from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref, spirv
 from ...errors import UnsupportedError
-from ..literal_arguments import ShapeNotConstant, outer_variables
+from ..literal_arguments import request_literal_arguments
 from ..translation import (
     ArrayValue,
     SharedUpdate,
@@ -39,6 +39,7 @@ from ..translation import (
     translate_expression,
     where,
 )
+from ..usm import empty_usm
 
 
 @expression_rule("getitem", "static_getitem")
@@ -101,11 +102,12 @@ def _exhaust_iter(t: Translation, expr: ir.Expr, target: ir.Var) -> TupleValue:
     return held
 
 
-@call_rule(np.empty)
+@call_rule(np.empty, empty_usm)
 def _private_array(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
-    """``np.empty`` in a body (what np.zeros / np.ones in a parfor body become),
-    of a shape known when compiling: an array of the work-item's own, made
-    afresh in each iteration."""
+    """``np.empty`` in a body (what np.zeros / np.ones in a parfor body become;
+    dpnp's constructors inline to ``empty_usm``), of a shape known when
+    compiling: an array of the work-item's own, made afresh in each
+    iteration."""
     return allocate_array(t, target, _constant_shape(t, expr.args[0], expr.loc), _PRIVATE,
                           expr.loc)
 
@@ -128,9 +130,9 @@ def _constant_shape(t: Translation, shape: ir.Var, loc: ir.Loc) -> tuple[int, ..
     found = constant_value(t, shape)
     found = found if isinstance(found, tuple) else (found,)
     if not all(isinstance(n, int) and n >= 0 for n in found):
-        raise ShapeNotConstant(f"{where(loc)}: an {_PRIVATE} with a shape that is not a "
-                               "constant or integer arguments of the function",
-                               outer_variables(t, shape))
+        request_literal_arguments(t, shape)
+        raise UnsupportedError(f"{where(loc)}: an {_PRIVATE} with a shape that is not a "
+                               "constant or integer arguments of the function")
     return found
 
 
