@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dpctl
 import numba
@@ -35,9 +35,11 @@ from .frontend import (
 )
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
-from .passes import Lowered
 from .placement import Placement, call_key, place
 from .serialize import reduce_with_function
+
+if TYPE_CHECKING:  # the MLIR half, loaded by the first compile (passes.__getattr__)
+    from .passes import Lowered
 
 
 class JitFunction:

@@ -16,7 +16,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dpctl
 import numba
@@ -24,7 +24,7 @@ import numpy as np
 from numba.core import sigutils, types
 from numba.core.typing.typeof import Purpose
 
-from . import runtime, targets
+from . import passes, runtime, targets
 from .array_library import is_dpnp_array
 from .device import get_current_queue
 from .errors import XpucError, placement_error
@@ -32,9 +32,11 @@ from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.translation import KernelParam
-from .passes import Lowered, stages_for
 from .placement import Placement, call_key, place
 from .serialize import reduce_with_function
+
+if TYPE_CHECKING:  # the MLIR half, loaded by the first compile (passes.__getattr__)
+    from .passes import Lowered
 
 _MAX_DIMS = 3
 
@@ -193,7 +195,7 @@ class KernelFunction:
                 func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes, target.fp64)
                 module = translate_kernel(func_ir, typemap, calltypes, self._name, ndim)
                 lowered = compile_to_spirv(self._name, module.mlir, target,
-                                           stages_for(target, kernel=True))
+                                           passes.stages_for(target, kernel=True))
                 compiled = self._compiled[key] = _Compiled(
                     module, lowered, runtime.spirv_hash(lowered.binary))
         return compiled
