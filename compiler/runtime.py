@@ -1,9 +1,12 @@
-"""ctypes binding of libxpuc_runtime.so, xpuc's C runtime on dpctl's C API.
+"""ctypes binding of libxpuc_runtime.so, xpuc's C runtime on dpctl's C API
+(SYCL queues) and on the CUDA driver API (CUDA devices' queues).
 
 Compiled host code calls the runtime directly (see ``symbol_addresses``); this
 module wraps queues for it and gives Python access for tests and diagnostics.
 The entries' ctypes signatures are derived from ``abi.ENTRIES``. It imports
-only ctypes, dpctl, NumPy, ``.abi`` and ``.errors``: no compiler pieces.
+only ctypes, NumPy, ``.abi`` and ``.errors``: no compiler pieces, and not
+dpctl, which a SYCL queue comes from (a runtime built without SYCL loads
+where dpctl is not installed).
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ import os
 import threading
 from collections.abc import Sequence
 from ctypes import c_int32, c_int64, c_uint64, c_void_p
+from typing import TYPE_CHECKING
 
-import dpctl
 import numpy as np
 
 from . import abi
 from .abi import MAX_KERNEL_ARGS, MAX_WORK_ITEMS, ArgKind, UsmKind
 from .errors import DeviceError
 from .runtime_ctypes import Stats, bind, slot
+
+if TYPE_CHECKING:
+    import dpctl
 
 __all__ = [
     "ARG_F32",
@@ -38,6 +44,7 @@ __all__ = [
     "USM_DEVICE",
     "USM_HOST",
     "USM_SHARED",
+    "CudaQueue",
     "Queue",
     "buffer_acquire",
     "buffer_release",
@@ -84,9 +91,9 @@ def _find_library() -> str:
 
 
 LIBRARY_PATH: str = _find_library()
-# dpctl (imported above) has loaded libDPCTLSyclInterface.so, which the runtime
-# links against; RTLD_GLOBAL makes the runtime's symbols visible to code that
-# is linked later in this process.
+# The runtime finds libDPCTLSyclInterface.so (where built with SYCL) and
+# libxpuc_cuda.so through its rpath; RTLD_GLOBAL makes the runtime's symbols
+# visible to code that is linked later in this process.
 _lib = ctypes.CDLL(LIBRARY_PATH, mode=ctypes.RTLD_GLOBAL)
 
 
@@ -151,6 +158,23 @@ class Queue:
 
     def __repr__(self) -> str:
         return f"<xpuc.runtime.Queue on {self.sycl_queue.sycl_device.name!r}>"
+
+
+class CudaQueue(Queue):
+    """An ``xpuc_queue*`` on CUDA device ``cuda:<ordinal>``: the same entries
+    take it as a SYCL queue's (calls, buffers, launches of PTX). Kernels
+    never take NumPy memory in place: each call copies it."""
+
+    def __init__(self, ordinal: int) -> None:
+        self.ordinal = ordinal
+        self._handle = None
+        handle = c_void_p()
+        check(_lib.xpuc_queue_cuda(ordinal, ctypes.byref(handle)))
+        self._handle = handle.value
+        self._system_memory = False
+
+    def __repr__(self) -> str:
+        return f"<xpuc.runtime.CudaQueue on cuda:{self.ordinal}>"
 
 
 # dpctl.SyclQueue objects cannot be weakly referenced, so the cache holds them

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xpuc import cuda_runtime
+from xpuc import cuda_runtime, runtime
 from xpuc.errors import DeviceError
 
 DATA = Path(__file__).parent / "data" / "passes"
@@ -34,16 +34,19 @@ def cuda(test):
     return pytest.mark.cuda(pytest.mark.skipif(DEVICE is None, reason="no CUDA device")(test))
 
 
-def _count_devices_with_driver(driver: str) -> subprocess.CompletedProcess:
-    """``device_count()`` in a fresh process (the driver is loaded once per
-    process) that loads ``driver`` instead of libcuda.so.1."""
+def _count_devices_with_driver(driver: str,
+                               call: str = "cuda_runtime.device_count()"
+                               ) -> subprocess.CompletedProcess:
+    """``call`` (``device_count()``) in a fresh process (the driver is loaded
+    once per process) that loads ``driver`` instead of libcuda.so.1."""
     # where scripts/xpuc_without_sycl.py stands in for xpuc's __init__, the
     # child process needs it too
-    code = "import xpuc_without_sycl\n" * ("xpuc_without_sycl" in sys.modules) + textwrap.dedent("""
-        from xpuc import cuda_runtime
+    plugin = "import xpuc_without_sycl\n" * ("xpuc_without_sycl" in sys.modules)
+    code = plugin + textwrap.dedent(f"""
+        from xpuc import cuda_runtime, runtime
         from xpuc.errors import DeviceError
         try:
-            cuda_runtime.device_count()
+            {call}
         except DeviceError as error:
             print(error)
     """)
@@ -56,6 +59,13 @@ def test_no_driver_is_an_error_naming_it():
     assert result.stdout.startswith("xpuc: no CUDA driver: cannot load "
                                     "/nonexistent/libcuda.so.1 (")
     assert "an NVIDIA GPU needs its driver installed" in result.stdout
+
+
+def test_a_cuda_queue_without_a_driver_is_the_runtime_error_naming_it():
+    """The runtime's CUDA queue reports the CUDA runtime's message as its own."""
+    result = _count_devices_with_driver("/nonexistent/libcuda.so.1", "runtime.CudaQueue(0)")
+    assert result.stdout.startswith("xpuc: no CUDA driver: cannot load "
+                                    "/nonexistent/libcuda.so.1 ("), result.stderr
 
 
 def test_a_library_that_is_no_driver_is_an_error_naming_what_it_lacks():
@@ -154,16 +164,107 @@ def _evaluate(op, values):
             "copy": lambda: operands[0]}[op.opcode]()
 
 
-def _run_plan(ptx: bytes, plan, params: list) -> None:
+def _run_plan(ptx: bytes, plan, params: list, launch=None) -> None:
     """Evaluate ``plan`` on ``params`` (the host function's arguments, arrays
-    as device addresses) and launch each kernel over its range."""
+    as device addresses) and launch each kernel over its range, with
+    ``launch`` (``runtime.launch``: on the current call's queue), else on
+    DEVICE through the CUDA runtime."""
     values = list(params)
     for op in plan.ops:
         values.append(_evaluate(op, values))
-    for launch in plan.launches:
-        DEVICE.launch(ptx, launch.kernel_name,
-                      [(kind, values[number]) for number, kind in launch.args],
-                      [values[number] for number in launch.grid])
+    for kernel in plan.launches:
+        (launch or DEVICE.launch)(ptx, kernel.kernel_name,
+                                  [(kind, values[number]) for number, kind in kernel.args],
+                                  [values[number] for number in kernel.grid])
+
+
+# ---- the runtime's entries on a CUDA queue, as compiled host code calls them ----------
+
+
+@pytest.fixture(scope="module")
+def cuda_queue():
+    return runtime.CudaQueue(0)
+
+
+def _stats_delta(before: dict) -> dict:
+    return {name: value - before[name] for name, value in runtime.stats().items()
+            if value != before[name]}
+
+
+@cuda
+def test_a_call_on_a_cuda_queue_copies_numpy_arrays_around_its_launch(cuda_queue):
+    """xpuc_call_begin, xpuc_buffer_acquire (copied in), xpuc_launch (the
+    PTX), xpuc_buffer_release (copied out), xpuc_call_end: the host code of a
+    parfor on NumPy arrays, on cuda:0."""
+    ptx, plan = _ptx(ELEMENTWISE)
+    n = 100_003
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, dtype=np.float32)
+    before = runtime.stats()
+    runtime.call_begin(cuda_queue)
+    try:
+        dx = runtime.buffer_acquire(x.ctypes.data, x.nbytes, copy_in=True)
+        dout = runtime.buffer_acquire(out.ctypes.data, out.nbytes, copy_in=False)
+        assert dx != x.ctypes.data and dout != out.ctypes.data
+        _run_plan(ptx, plan, [dx, dout, 2.5, n], runtime.launch)
+        runtime.buffer_release(out.ctypes.data, out.nbytes, copy_out=True)
+        runtime.buffer_release(x.ctypes.data, x.nbytes, copy_out=False)
+    finally:
+        runtime.call_end()
+    np.testing.assert_array_equal(out, x * np.float32(2.5))
+    assert _stats_delta(before) == {"kernel_launches": 1, "h2d_bytes": x.nbytes,
+                                    "d2h_bytes": out.nbytes, "usm_allocs": 2, "usm_frees": 2}
+
+
+@cuda
+def test_a_resident_region_is_copied_back_when_the_call_ends(cuda_queue):
+    ptx, plan = _ptx(ELEMENTWISE)
+    n = 4096
+    x = np.arange(n, dtype=np.float32)
+    runtime.call_begin(cuda_queue)
+    try:
+        runtime.call_register(x.ctypes.data, x.nbytes)
+        dx = runtime.buffer_acquire(x.ctypes.data, x.nbytes, copy_in=True)
+        _run_plan(ptx, plan, [dx, dx, 3.0, n], runtime.launch)
+        runtime.buffer_release(x.ctypes.data, x.nbytes, copy_out=True)
+        assert x[1] == 1.0  # still on the device
+    finally:
+        runtime.call_end()
+    np.testing.assert_array_equal(x, np.arange(n, dtype=np.float32) * 3)
+
+
+@cuda
+def test_device_memory_is_used_in_place(cuda_queue):
+    """Memory of the device (CuPy's, torch's: here the CUDA runtime's) is
+    neither copied nor registered: kernels take its address."""
+    ptx, plan = _ptx(ELEMENTWISE)
+    n = 1000
+    buffers = _Buffers(np.arange(n, dtype=np.float32), np.zeros(n, np.float32))
+    before = runtime.stats()
+    runtime.call_begin(cuda_queue)
+    try:
+        pointers = [runtime.buffer_acquire(p, n * 4, copy_in=True) for p in buffers.pointers]
+        assert pointers == buffers.pointers
+        _run_plan(ptx, plan, [*pointers, -1.0, n], runtime.launch)
+        for p in pointers:
+            runtime.buffer_release(p, n * 4, copy_out=True)
+    finally:
+        runtime.call_end()
+    assert _stats_delta(before) == {"kernel_launches": 1}
+    x, out = buffers.back()
+    np.testing.assert_array_equal(out, -x)
+
+
+@cuda
+def test_a_failed_launch_on_a_cuda_queue_is_the_runtime_error(cuda_queue):
+    ptx, _ = _ptx(ELEMENTWISE)
+    runtime.call_begin(cuda_queue)
+    try:
+        with pytest.raises(DeviceError, match=rf"kernel 'nothing' is not in its PTX module on "
+                                              rf"cuda:0 \({DEVICE.name}\): CUDA_ERROR_NOT_FOUND"):
+            runtime.launch(ptx, "nothing", [], [1])
+    finally:
+        runtime.call_end()
 
 
 @cuda
