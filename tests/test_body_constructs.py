@@ -172,6 +172,19 @@ def test_dot_of_a_row_with_itself(inputs):
     check_offloaded(row_norms, np.arange(12.0).reshape(4, 3), inputs=inputs)
 
 
+def prefix_dots(a, m):
+    out = np.empty(a.shape[0])
+    for j in numba.prange(a.shape[0]):
+        out[j] = np.dot(a[j, :m], a[(j + 1) % a.shape[0], :m])
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_dot_of_two_rows_sliced_alike(inputs):
+    """Their lengths are one slice of one dimension: equal with no check."""
+    check_offloaded(prefix_dots, np.arange(20.0).reshape(4, 5), 3, inputs=inputs)
+
+
 @pytest.mark.parametrize("inputs", INPUTS)
 def test_dot_of_rows_of_two_arrays(inputs):
     check_offloaded(row_dots, np.arange(12.0).reshape(4, 3), np.ones((4, 3)) * 0.5,

@@ -162,6 +162,10 @@ def _same_value(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) -
                            others if isinstance(others, ir.Var) else second, depth + 1)
     if isinstance(ones, _CONSTANTS) and isinstance(others, _CONSTANTS):
         return type(ones.value) is type(others.value) and ones.value == others.value
+    dimensions = _dimension_of(t, ones), _dimension_of(t, others)
+    if None not in dimensions and dimensions[0][1] == dimensions[1][1] and \
+            _same_dimension(t, dimensions[0][0], dimensions[1][0], dimensions[0][1], depth + 1):
+        return True
     if not (isinstance(ones, ir.Expr) and isinstance(others, ir.Expr)
             and ones.op == others.op and ones.op in _PURE_EXPRESSIONS):
         return False
@@ -176,3 +180,53 @@ def _same_value(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) -
     operands = [e.list_vars() for e in (ones, others)]
     return statics[0] == statics[1] and len(operands[0]) == len(operands[1]) and all(
         _same_value(t, a, b, depth + 1) for a, b in zip(*operands))
+
+
+def _dimension_of(t: Translation, definition: object) -> tuple[ir.Var, int] | None:
+    """``(x, k)`` where ``definition`` is ``x.shape[k]``, else None."""
+    if not (isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem")):
+        return None
+    axis = definition.index if definition.op == "static_getitem" else \
+        constant_value(t, definition.index)
+    shape = t.definition(definition.value)
+    if isinstance(axis, int) and axis >= 0 and isinstance(shape, ir.Expr) and \
+            shape.op == "getattr" and shape.attr == "shape":
+        return shape.value, axis
+    return None
+
+
+def _same_dimension(t: Translation, first: ir.Var, second: ir.Var, axis: int,
+                    depth: int) -> bool:
+    """Whether dimension ``axis`` of the arrays ``first`` and ``second`` is
+    equal: one array, or views of one array that slice alike where that
+    dimension comes from (``A[i, :j]`` and ``A[j, :j]``: the integer indices
+    may differ)."""
+    if _same_value(t, first, second, depth):
+        return True
+    views = _view_of(t, first), _view_of(t, second)
+    if None in views or not _same_value(t, views[0][0], views[1][0], depth + 1):
+        return False
+    (_, indices), (_, other_indices) = views
+    sliced = [[k for k, item in enumerate(items)
+               if isinstance(t.typemap[item.name], types.SliceType)]
+              for items in (indices, other_indices)]
+    if len(indices) != len(other_indices) or sliced[0] != sliced[1]:
+        return False
+    if axis >= len(sliced[0]):  # a dimension of the array past the indices
+        return True
+    position = sliced[0][axis]
+    return _same_value(t, indices[position], other_indices[position], depth + 1)
+
+
+def _view_of(t: Translation, var: ir.Var) -> tuple[ir.Var, list[ir.Var]] | None:
+    """The array and the index variables of the view ``var`` is
+    (``x[i, :j]``), else None."""
+    definition = t.definition(var)
+    while isinstance(definition, ir.Var):
+        definition = t.definition(definition)
+    if not (isinstance(definition, ir.Expr) and definition.op == "getitem"):
+        return None
+    index = t.definition(definition.index)
+    items = index.items if isinstance(index, ir.Expr) and index.op == "build_tuple" else \
+        [definition.index]
+    return definition.value, list(items)
