@@ -766,3 +766,21 @@ def test_number_assigned_to_a_row_or_slice_in_prange():
     offload(fill, x, 4, 2.5)
     fill.py_func(expected, (4,), 2.5)
     np.testing.assert_array_equal(x, expected)
+
+
+def exp_through(module):
+    """A function that calls ``module.exp``, the module held by its closure."""
+    @xpuc.jit
+    def through(a):
+        out = np.empty_like(a)
+        for i in numba.prange(a.shape[0]):
+            out[i] = module.exp(a[i])
+        return out
+
+    return through
+
+
+@pytest.mark.parametrize("module", [math, np])
+def test_a_module_held_by_a_closure_is_called_in_a_body(module):
+    a = data((100,), np.float64)
+    np.testing.assert_allclose(offload(exp_through(module), a), np.exp(a), rtol=1e-14)

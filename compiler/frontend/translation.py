@@ -521,7 +521,9 @@ def bind_param(t: Translation, name: str, loc: ir.Loc) -> None:
         )
         t.env[name] = ArrayValue(name, ssa, dtype, dims, strides, is_complex=is_complex)
         t.arrays[name] = ArrayUse(name)
-    elif isinstance(nbtype, (types.Function, types.Module, types.NumberClass)):
+    elif isinstance(nbtype, types.Module):  # a module the function holds (a closure's)
+        t.env[name] = CalleeValue(nbtype.pymod)
+    elif isinstance(nbtype, (types.Function, types.NumberClass)):
         t.env[name] = CalleeValue(getattr(nbtype, "typing_key", None))
     elif isinstance(nbtype, types.BaseTuple) or composite_of(nbtype):  # an argument per item
         items = tuple(_scalar_param(t, KernelParam("tuple_item", name, "", k), item, loc)
