@@ -269,8 +269,8 @@ CUDA_ENTRIES: dict[str, Entry] = {
                ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
         _entry("xpuc_cuda_copy", "status", ("device", "cuda_device*"), ("dst", "void*"),
                ("src", "const void*"), ("nbytes", "i64")),
-        _entry("xpuc_cuda_is_device_memory", "status", ("device", "cuda_device*"),
-               ("ptr", "const void*"), ("out", "i32*")),
+        _entry("xpuc_cuda_pointer_device", "status", ("ptr", "const void*"),
+               ("ordinal", "i32*")),
         _entry("xpuc_cuda_synchronize", "status", ("device", "cuda_device*")),
         # launches: a device, then xpuc_launch's parameters (the binary is PTX)
         Entry("xpuc_cuda_launch", "status", (

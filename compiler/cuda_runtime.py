@@ -18,7 +18,7 @@ from . import abi
 from .errors import DeviceError
 from .runtime_ctypes import bind, slot
 
-__all__ = ["LIBRARY_PATH", "CudaDevice", "device_count", "ptx_hash"]
+__all__ = ["LIBRARY_PATH", "CudaDevice", "device_count", "pointer_device", "ptx_hash"]
 
 _LIBRARY_NAME = "libxpuc_cuda.so"
 
@@ -48,6 +48,14 @@ def device_count() -> int:
     count = c_int32()
     _check(_lib.xpuc_cuda_device_count(ctypes.byref(count)))
     return count.value
+
+
+def pointer_device(address: int) -> int | None:
+    """The ordinal of the CUDA device whose memory ``address`` is, or None
+    (host memory)."""
+    ordinal = c_int32()
+    _check(_lib.xpuc_cuda_pointer_device(address, ctypes.byref(ordinal)))
+    return None if ordinal.value < 0 else ordinal.value
 
 
 def ptx_hash(ptx: bytes) -> int:

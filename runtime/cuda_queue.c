@@ -43,8 +43,8 @@ static int cuda_copy(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
 
 static bool cuda_is_device_memory(xpuc_queue *q, const void *ptr)
 {
-    int32_t on_device = 0;
-    return xpuc_cuda_is_device_memory(q->cuda_device, ptr, &on_device) == XPUC_OK && on_device;
+    int32_t ordinal;
+    return xpuc_cuda_pointer_device(ptr, &ordinal) == XPUC_OK && ordinal == q->target;
 }
 
 static bool cuda_same_device(xpuc_queue *a, xpuc_queue *b)
@@ -89,15 +89,32 @@ static int cuda_launch_cost(xpuc_queue *q, int64_t *out)
     return status;
 }
 
+/* Numba's destructor of an array cuda_array_alloc made: the pointer says
+ * which device's memory it is. */
+static void free_cuda_array(void *ptr)
+{
+    int32_t ordinal;
+    xpuc_cuda_device *device;
+    if (xpuc_cuda_pointer_device(ptr, &ordinal) == XPUC_OK && ordinal >= 0 &&
+        xpuc_cuda_device_open(ordinal, &device) == XPUC_OK)
+        xpuc_cuda_free(device, ptr); /* a failed free leaks, as SYCL's would */
+    COUNT(usm_frees, 1);
+}
+
 static int cuda_array_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **meminfo)
 {
-    (void)nbytes;
-    (void)kind;
-    (void)meminfo;
-    return fail(XPUC_ERR_INVALID,
-                "xpuc: arrays that compiled code makes are not supported on device '%s' yet; "
-                "pass the output array as an argument",
-                q->device_name);
+    void *ptr;
+    int status = cuda_alloc(q, nbytes, kind, &ptr);
+    if (status != XPUC_OK)
+        return status;
+    *meminfo = numba_nrt()->manage_memory(ptr, free_cuda_array);
+    if (!*meminfo) {
+        free_cuda_array(ptr);
+        return fail(XPUC_ERR_ALLOC, "xpuc: Numba could not make a MemInfo for an array on "
+                                    "device '%s'",
+                    q->device_name);
+    }
+    return XPUC_OK;
 }
 
 static void cuda_release(xpuc_queue *q)

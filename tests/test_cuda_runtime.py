@@ -3,6 +3,7 @@ fails where there is no driver; on a CUDA GPU (tests marked ``cuda``, which
 skip elsewhere; scripts/cuda-device-tests.sh runs them there), devices,
 memory, and the PTX xpuc compiles launched and checked against NumPy."""
 
+import ctypes
 import math
 import os
 import subprocess
@@ -363,3 +364,49 @@ module {{
     expected = reference(x.astype(np.float64))
     ulps = np.abs(result - expected) / np.spacing(np.abs(expected).astype(dtype))
     assert ulps.max() <= _ULPS, f"{op} {mlir_type}: {ulps.max():.1f} ulp at x={x[ulps.argmax()]!r}"
+
+
+class _NrtApi(ctypes.Structure):
+    """Numba's NRT_api_functions (numba/core/runtime/nrt_external.h)."""
+
+    _fields_ = [(name, ctypes.c_void_p) for name in (
+        "allocate", "allocate_external", "manage_memory", "acquire", "release", "get_data")]
+
+
+@cuda
+def test_an_array_compiled_code_makes_is_device_memory_freed_with_its_meminfo(cuda_queue):
+    """xpuc_usm_array_alloc on a CUDA queue: a MemInfo over device memory,
+    which Numba's release frees."""
+    from numba.core.runtime import _nrt_python
+
+    api_address = ctypes.CFUNCTYPE(ctypes.c_void_p)(_nrt_python.c_helpers["get_api"])()
+    runtime.set_nrt_api(api_address)
+    api = _NrtApi.from_address(api_address)
+    get_data = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(api.get_data)
+    release = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(api.release)
+    before = runtime.stats()
+    meminfo = ctypes.c_void_p()
+    runtime.call_begin(cuda_queue)
+    try:
+        runtime.check(runtime._lib.xpuc_usm_array_alloc(4096, runtime.USM_DEVICE,
+                                                       ctypes.byref(meminfo)))
+    finally:
+        runtime.call_end()
+    data = get_data(meminfo)
+    assert cuda_runtime.pointer_device(data) == 0
+    values = np.arange(1024, dtype=np.float32)
+    DEVICE.copy_to_device(data, values.ctypes.data, values.nbytes)
+    back = np.empty_like(values)
+    DEVICE.copy_to_host(back.ctypes.data, data, back.nbytes)
+    np.testing.assert_array_equal(back, values)
+    release(meminfo)
+    assert _stats_delta(before) == {"usm_allocs": 1, "usm_frees": 1}
+
+
+@cuda
+def test_the_device_of_memory_is_found_from_its_address():
+    assert cuda_runtime.pointer_device(np.zeros(4).ctypes.data) is None
+    buffers = _Buffers(np.zeros(4))
+    assert cuda_runtime.pointer_device(buffers.pointers[0]) == 0
+    assert cuda_runtime.pointer_device(buffers.pointers[0] + 8) == 0  # inside the block
+    buffers.back()

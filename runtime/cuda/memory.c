@@ -2,6 +2,8 @@
  * pageable host memory return once done (the driver's synchronous copies). */
 #include "internal.h"
 
+#include <stdbool.h>
+
 /* Runs `call` (a CUresult expression) in device's context; on failure, the
  * message names what was done, the device and the driver's reason. */
 #define IN_CONTEXT(device, status, what, call)                                              \
@@ -73,25 +75,24 @@ int xpuc_cuda_copy(xpuc_cuda_device *device, void *dst, const void *src, int64_t
     return XPUC_OK;
 }
 
-int xpuc_cuda_is_device_memory(xpuc_cuda_device *device, const void *ptr, int32_t *out)
+int xpuc_cuda_pointer_device(const void *ptr, int32_t *ordinal)
 {
-    if (!device || !out)
-        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_is_device_memory: bad arguments");
+    if (!ordinal)
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_pointer_device: bad arguments");
     const driver_api *cu = driver();
     if (!cu)
         return XPUC_ERR_DRIVER;
     /* The driver refuses addresses it did not allocate or register (host
-     * memory): those are not the device's. */
+     * memory): those are no device's. */
     unsigned memory_type = 0;
-    int ordinal = -1;
+    int device = -1;
     CUdeviceptr address = (CUdeviceptr)(uintptr_t)ptr;
-    *out = ptr &&
-           cu->cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) ==
-               0 &&
-           memory_type == CU_MEMORYTYPE_DEVICE &&
-           cu->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address) ==
-               0 &&
-           ordinal == device->ordinal;
+    bool on_device =
+        ptr &&
+        cu->cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) == 0 &&
+        memory_type == CU_MEMORYTYPE_DEVICE &&
+        cu->cuPointerGetAttribute(&device, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address) == 0;
+    *ordinal = on_device ? device : -1;
     return XPUC_OK;
 }
 

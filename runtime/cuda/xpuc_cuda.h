@@ -43,9 +43,9 @@ int xpuc_cuda_copy_to_host(xpuc_cuda_device *device, void *dst, const void *src,
 /* A copy in any direction (the driver tells host from device memory by its
  * address: unified addressing), returned once done. */
 int xpuc_cuda_copy(xpuc_cuda_device *device, void *dst, const void *src, int64_t nbytes);
-/* *out = 1 where ptr is memory of this device (CuPy's, torch's, xpuc's), which
- * its kernels use in place; 0 for host memory and other devices' memory. */
-int xpuc_cuda_is_device_memory(xpuc_cuda_device *device, const void *ptr, int32_t *out);
+/* *ordinal = the device whose memory ptr is (CuPy's, torch's, xpuc's: its
+ * kernels use it in place), -1 for host memory. */
+int xpuc_cuda_pointer_device(const void *ptr, int32_t *ordinal);
 /* Waits for all work submitted to the device's primary context, on any
  * stream (work CuPy or torch queued before a call). */
 int xpuc_cuda_synchronize(xpuc_cuda_device *device);
