@@ -75,6 +75,17 @@ def test_a_library_that_is_no_driver_is_an_error_naming_what_it_lacks():
                                      "older than xpuc needs")
 
 
+def test_a_launch_plan_evaluates_as_host_code_computes():
+    """LaunchPlan.evaluate, which launches from Python use: signed division
+    truncates, ceildiv rounds up, unsigned comparisons see -1 as 2^64-1."""
+    from xpuc.passes.launch_plan import HostOp, LaunchPlan
+
+    ops = (HostOp("div", (0, 1)), HostOp("rem", (0, 1)), HostOp("ceildiv", (2, 1)),
+           HostOp("floordiv", (0, 1)), HostOp("cmp", (0, 2), "ult"),
+           HostOp("cmp", (0, 2), "slt"), HostOp("select", (8, 2, 1)), HostOp("const", attr=9))
+    assert LaunchPlan(3, ops, ()).evaluate([-7, 2, 5]) == [-7, 2, 5, -3, -1, 3, -4, 0, 1, 5, 9]
+
+
 # ---- on a CUDA GPU --------------------------------------------------------------------
 
 
@@ -156,23 +167,12 @@ def test_parfor_kernel_runs_its_range_and_no_further(n):
     assert (result[n:] == -1.0).all()
 
 
-def _evaluate(op, values):
-    """A launch plan's HostOp, as host_lowering emits it (the opcodes these tests' plans use)."""
-    operands = [values[number] for number in op.operands]
-    return {"const": lambda: op.attr, "max": lambda: max(operands),
-            "add": lambda: sum(operands), "sub": lambda: operands[0] - operands[1],
-            "mul": lambda: operands[0] * operands[1],
-            "copy": lambda: operands[0]}[op.opcode]()
-
-
 def _run_plan(ptx: bytes, plan, params: list, launch=None) -> None:
     """Evaluate ``plan`` on ``params`` (the host function's arguments, arrays
     as device addresses) and launch each kernel over its range, with
     ``launch`` (``runtime.launch``: on the current call's queue), else on
     DEVICE through the CUDA runtime."""
-    values = list(params)
-    for op in plan.ops:
-        values.append(_evaluate(op, values))
+    values = plan.evaluate(params)
     for kernel in plan.launches:
         (launch or DEVICE.launch)(ptx, kernel.kernel_name,
                                   [(kind, values[number]) for number, kind in kernel.args],

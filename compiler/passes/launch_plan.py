@@ -9,6 +9,8 @@ are the function's arguments in order, each ``HostOp`` defines the next number.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mlir import ir
@@ -66,6 +68,46 @@ class LaunchPlan:
 
     def value_count(self) -> int:
         return self.num_params + len(self.ops)
+
+    def evaluate(self, params: Sequence[int | float]) -> list[int | float]:
+        """Every value of the plan for the host function's arguments
+        ``params`` (arrays as their device addresses), computed in Python as
+        host_lowering's code computes them: for launches made from Python
+        (the CUDA tests and benchmarks)."""
+        values = list(params)
+        for op in self.ops:
+            operands = [values[number] for number in op.operands]
+            values.append(op.attr if op.opcode == "const"
+                          else int(_PREDICATE_FUNCTIONS[op.attr](*operands))
+                          if op.opcode == "cmp" else _OPCODE_FUNCTIONS[op.opcode](*operands))
+        return values
+
+
+def _ceildiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _truncating_div(a: int, b: int) -> int:
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+# HostOp's opcodes on Python integers (signed 64-bit semantics for in-range values)
+_OPCODE_FUNCTIONS: dict[str, Callable[..., int]] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "div": _truncating_div, "rem": lambda a, b: a - b * _truncating_div(a, b),
+    "ceildiv": _ceildiv, "floordiv": operator.floordiv, "min": min, "max": max,
+    "select": lambda cond, a, b: a if cond else b, "copy": lambda a: a,
+}
+_UNSIGNED = 1 << 64
+_PREDICATE_FUNCTIONS: dict[str, Callable[[int, int], bool]] = {
+    "eq": operator.eq, "ne": operator.ne, "slt": operator.lt, "sle": operator.le,
+    "sgt": operator.gt, "sge": operator.ge,
+    "ult": lambda a, b: a % _UNSIGNED < b % _UNSIGNED,
+    "ule": lambda a, b: a % _UNSIGNED <= b % _UNSIGNED,
+    "ugt": lambda a, b: a % _UNSIGNED > b % _UNSIGNED,
+    "uge": lambda a, b: a % _UNSIGNED >= b % _UNSIGNED,
+}
 
 
 # ---- reading the plan off the host function of an outlined module ------------
