@@ -4,6 +4,7 @@ places the call as a USM argument's queue does (rules 3-6)."""
 
 import dpctl
 import dpnp
+import numba
 import numpy as np
 import pytest
 
@@ -119,3 +120,69 @@ def test_a_device_computed_at_run_time_is_refused():
 
     with pytest.raises(xpuc.UnsupportedError, match="constant device name"):
         computed(3, ROOT)
+
+
+# A size-1 axis of a constructor's array broadcasts (softmax's and mlp's
+# dpnp.empty((..., 1))): array analysis knows the shapes dpnp's constructors
+# take, as it knows np.empty's.
+@xpuc.jit
+def minus_row_max(x):
+    row_max = dpnp.empty((x.shape[0], 1), dtype=x.dtype)
+    for i in numba.prange(x.shape[0]):
+        row_max[i, 0] = x[i].max()
+    return dpnp.exp(x - row_max)
+
+
+@xpuc.jit
+def minus_filled_columns(x):
+    column = dpnp.full((x.shape[0], 1), 2.0)
+    return (x - dpnp.zeros((x.shape[0], 1)) - dpnp.ones((1, x.shape[1]), dtype=x.dtype)
+            - column - dpnp.ones_like(column))
+
+
+def on_device_and_in_context(function, x):
+    """``function``'s result and launches on a dpnp copy of ``x``, then on ``x``
+    itself in a device context, as NumPy arrays."""
+    results = []
+    for inputs in ("dpnp", "numpy"):
+        xpuc.reset_stats()
+        if inputs == "dpnp":
+            result = function(dpnp.asarray(x))
+        else:
+            with xpuc.device_context(ROOT):
+                result = function(x)
+        results.append((dpnp.asnumpy(result), xpuc.stats()["kernel_launches"]))
+    return results
+
+
+@pytest.mark.parametrize("function, expected", [
+    (minus_row_max, lambda x: np.exp(x - x.max(axis=1, keepdims=True))),
+    (minus_filled_columns, lambda x: x - 4.0),
+])
+def test_a_size_one_axis_of_a_made_array_broadcasts(function, expected):
+    x = np.random.default_rng(0).random((5, 4))
+    for result, launches in on_device_and_in_context(function, x):
+        np.testing.assert_allclose(result, expected(x))
+        assert launches > 0
+
+
+@xpuc.jit
+def plus_eye(x, k):
+    return x + dpnp.eye(x.shape[0], x.shape[1], k, dtype=x.dtype)
+
+
+@xpuc.jit
+def eye_made(n):
+    return dpnp.eye(n, dtype=np.int32, usm_type="shared", device=ROOT)
+
+
+def test_eye_makes_numpys_identity():
+    x = np.random.default_rng(1).random((4, 6))
+    for k in (0, 2, -1):
+        for result, launches in on_device_and_in_context(lambda a, k=k: plus_eye(a, k), x):
+            np.testing.assert_allclose(result, x + np.eye(4, 6, k))
+            assert launches > 0
+    square = eye_made(3)
+    assert (square.dtype, square.usm_type, square.sycl_device) == \
+        (np.int32, "shared", dpctl.SyclDevice(ROOT))
+    np.testing.assert_array_equal(dpnp.asnumpy(square), np.eye(3, dtype=np.int32))

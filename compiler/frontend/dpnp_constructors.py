@@ -1,7 +1,7 @@
 """dpnp's array constructors inside offloaded functions: ``dpnp.empty``,
-``zeros``, ``ones``, ``full``, ``arange`` and the ``*_like`` ones make USM
-arrays on the call's queue, with their ``dtype`` and ``usm_type``; zeros,
-ones, full and arange fill them in a parfor.
+``zeros``, ``ones``, ``full``, ``arange``, ``eye`` and the ``*_like`` ones
+make USM arrays on the call's queue, with their ``dtype`` and ``usm_type``;
+zeros, ones, full, arange and eye fill them in a parfor.
 
 Where the call runs follows their ``device=`` (a constant) and
 ``sycl_queue=`` (an argument) as it follows a USM argument's queue (SPEC
@@ -35,7 +35,7 @@ from .device_functions import callee_object, device_function
 from .kernel_intrinsics import shape_rank
 from .usm import USM_ARRAY_CLASSES, USM_TYPES, USMArray, empty_usm
 
-CONSTRUCTORS = ("empty", "zeros", "ones", "full", "arange",
+CONSTRUCTORS = ("empty", "zeros", "ones", "full", "arange", "eye",
                 "empty_like", "zeros_like", "ones_like", "full_like")
 
 
@@ -330,6 +330,31 @@ def register_overloads(dpnp) -> None:
             return array
 
         return from_zero if _absent(stop) else between
+
+    @overload(dpnp.eye, target="cpu", inline="always", prefer_literal=True)
+    def eye(N, M=None, k=0, dtype=None, order="C", like=None, device=None,
+            usm_type="device", sycl_queue=None):
+        # an omitted M or k comes as its default: the value itself when typed,
+        # Omitted when inlined
+        if not isinstance(N, types.Integer) or \
+                not all(_absent(t) or isinstance(t, (int, types.Integer)) for t in (M, k)):
+            return None
+        array_type = _array_type(2, _dtype(dtype, types.float64),
+                                 _usm_type(usm_type, "device"), device, sycl_queue)
+        if array_type is None:
+            return None
+
+        def impl(N, M=None, k=0, dtype=None, order="C", like=None, device=None,
+                 usm_type="device", sycl_queue=None):
+            columns = N if M is None else M
+            array = empty_usm((N, columns), array_type)
+            numba.parfors.parfor.init_prange()
+            for i in numba.parfors.parfor.internal_prange(N):
+                for j in range(columns):
+                    array[i, j] = 1 if j - i == k else 0
+            return array
+
+        return impl
 
 
 def _like_type(a: types.Type, dtype: types.Type | None, shape: types.Type | None,

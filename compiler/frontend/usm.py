@@ -35,6 +35,7 @@ from numba.core.ir_utils import mk_unique_var
 from numba.core.pythonapi import NativeValue
 from numba.np import numpy_support
 from numba.np.arrayobj import _empty_nd_impl, populate_array
+from numba.parfors.array_analysis import ArrayAnalysis
 
 from .. import runtime
 from ..abi import UsmKind
@@ -303,6 +304,15 @@ def empty_usm(typingctx, shape, array_type_ref):
         return _empty_nd_impl(context, builder, array_type, shapes)._getvalue()
 
     return array_type(shape, array_type_ref), codegen
+
+
+# Array analysis knows an array's shape from NumPy's constructors by the
+# callee's module and name; ``empty_usm`` (what dpnp's constructors inline to,
+# and the parfor pass's USM allocations) takes its shape as np.empty does, so
+# that a size-1 axis of ``dpnp.empty((n, 1))`` broadcasts as np.empty's does.
+setattr(ArrayAnalysis,
+        f"_analyze_op_call_{empty_usm._defn.__module__}_{empty_usm._name}".replace(".", "_"),
+        ArrayAnalysis._analyze_numpy_create_array)
 
 
 def _allocate(cls, allocsize, align):
