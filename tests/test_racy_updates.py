@@ -276,3 +276,211 @@ def test_element_type_without_atomics_is_refused(dtype):
     message = str(error.value)
     assert _line_of(small_integers, "h[idx[i]] += 1") in message
     assert "only int32, int64, float32 and float64" in message
+
+
+# dpbench's dbscan (dbscan_numba_dpex_p.py), get_neighborhood as written: each
+# iteration owns the points j of its block, the last block ending at n
+@xpuc.jit
+def get_neighborhood(n, dim, data, eps, ind_lst, sz_lst):
+    block_size = 1
+    nblocks = n // block_size + int(n % block_size > 0)
+
+    # TODO: get rid of it once prange supports dtype
+    # https://github.com/IntelPython/numba-dpex/issues/1063
+    float0 = data.dtype.type(0.0)
+
+    for i in prange(nblocks):
+        start = i * block_size
+        stop = n if i + 1 == nblocks else start + block_size
+        eps2 = eps * eps
+        block_size1 = 256
+        nblocks1 = n // block_size1 + int(n % block_size1 > 0)
+        for ii in range(nblocks1):
+            i1 = ii * block_size1
+            i2 = n if ii + 1 == nblocks1 else i1 + block_size1
+            for j in range(start, stop):
+                for k in range(i1, i2):
+                    dist = float0
+                    for m in range(dim):
+                        diff = data[k * dim + m] - data[j * dim + m]
+                        dist += diff * diff
+                    if dist <= eps2:
+                        size = sz_lst[j]
+                        ind_lst[j * n + size] = k
+                        sz_lst[j] = size + 1
+
+
+def _blocked_neighborhood(extra: int):
+    """get_neighborhood with ``block_size`` an argument, and its ranges
+    ``extra`` longer than the block."""
+    def neighborhood(n, dim, data, eps, ind_lst, sz_lst, block_size):
+        nblocks = n // block_size + int(n % block_size > 0)
+        for i in prange(nblocks):
+            start = i * block_size
+            stop = n if i + 1 == nblocks else start + block_size + extra
+            for j in range(start, stop):
+                for k in range(n):
+                    dist = 0.0
+                    for m in range(dim):
+                        diff = data[k * dim + m] - data[j * dim + m]
+                        dist += diff * diff
+                    if dist <= eps * eps:
+                        size = sz_lst[j]
+                        ind_lst[j * n + size] = k
+                        sz_lst[j] = size + 1
+    return xpuc.jit(neighborhood)
+
+
+blocked_neighborhood = _blocked_neighborhood(0)
+overlapping_neighborhood = _blocked_neighborhood(1)
+
+POINTS, DIM = 300, 3
+DATA = rng.uniform(0, 1, POINTS * DIM)
+
+
+@pytest.mark.parametrize("fn, args", [(get_neighborhood, ()), (blocked_neighborhood, (7,))],
+                         ids=["dbscan", "blocks of 7"])
+def test_dbscan_neighborhoods_own_their_points(fn, args):
+    """dbscan's ``sz_lst[j]``, read and incremented, is the iteration's own:
+    ``j`` runs over ``[i * b, i * b + b)``, the last block to ``n``. Plain
+    loads and stores, the serial answer on dpnp arrays and NumPy ones."""
+    empty_indices, empty_sizes = np.full(POINTS * POINTS, -1), np.zeros(POINTS, np.int64)
+    want_indices, want_sizes = empty_indices.copy(), empty_sizes.copy()
+    fn.py_func(POINTS, DIM, DATA, 0.3, want_indices, want_sizes, *args)
+    indices, sizes = empty_indices.copy(), empty_sizes.copy()
+    offload(fn, POINTS, DIM, DATA, 0.3, indices, sizes, *args)
+    usm_indices, usm_sizes = dpnp.asarray(empty_indices), dpnp.asarray(empty_sizes)
+    xpuc.reset_stats()
+    fn(POINTS, DIM, dpnp.asarray(DATA), 0.3, usm_indices, usm_sizes, *args)
+    assert xpuc.stats()["kernel_launches"] > 0
+    assert 0 < want_sizes.min() < want_sizes.max() < POINTS  # neighbourhoods of many sizes
+    for got_indices, got_sizes in ((indices, sizes),
+                                   (dpnp.asnumpy(usm_indices), dpnp.asnumpy(usm_sizes))):
+        np.testing.assert_array_equal(got_sizes, want_sizes)
+        np.testing.assert_array_equal(got_indices, want_indices)
+    assert "spirv.Atomic" not in fn.inspect_mlir("spirv")
+
+
+def test_overlapping_blocks_are_refused():
+    """With ranges one longer than the block, neighbouring iterations share
+    a point j: ``sz_lst[j]`` is shared, and its old value indexes ``ind_lst``."""
+    with pytest.raises(xpuc.UnsupportedError) as error:
+        offload(overlapping_neighborhood, POINTS, DIM, DATA, 0.3,
+                np.zeros(POINTS * POINTS, np.int64), np.zeros(POINTS, np.int64), 7)
+    message = str(error.value)
+    assert _line_of(overlapping_neighborhood, "ind_lst[j * n + size] = k") in message
+    assert "used besides that update" in message
+
+
+# each iteration counts into its block of s: the blocks as people write them
+@xpuc.jit
+def count_blocks(b, x, s):
+    for i in prange(x.shape[0] // b):
+        for j in range(i * b, i * b + b):
+            s[j] += x[j]
+
+
+@xpuc.jit
+def count_shifted_blocks(b, x, s):
+    for i in prange(x.shape[0] // b):
+        for j in range(i * b + 1, (i + 1) * b + 1):
+            s[j - 1] += x[j - 1]
+
+
+@xpuc.jit
+def count_clipped_blocks(b, x, s):
+    n = x.shape[0]
+    for i in prange((n + b - 1) // b):
+        for j in range(i * b, min(i * b + b, n), 2):
+            s[2 * j + 1] += x[j]
+
+
+@xpuc.jit
+def count_up_to_last(b, x, s):
+    n = x.shape[0]
+    nblocks = n // b
+    for i in prange(nblocks):
+        stop = i * b + b if i != nblocks - 1 else n
+        for j in range(i * b, stop):
+            s[j] += x[j]
+
+
+@xpuc.jit
+def count_next(b, x, s):
+    for i in prange(x.shape[0] - 1):
+        s[i + 1] += x[i]
+
+
+BLOCK = 10
+
+
+def _run_blocks(fn, x, s):
+    """``fn(BLOCK, x, s)`` as ``_run_both`` runs it (the block size a number)."""
+    host = s.copy()
+    offload(fn, BLOCK, x, host)
+    usm = dpnp.asarray(s)
+    xpuc.reset_stats()
+    fn(BLOCK, dpnp.asarray(x), usm)
+    assert xpuc.stats()["kernel_launches"] > 0
+    return host, dpnp.asnumpy(usm)
+
+
+@pytest.mark.parametrize("fn", [count_blocks, count_shifted_blocks, count_clipped_blocks,
+                                count_up_to_last, count_next],
+                         ids=["range(i*b, i*b+b)", "range(i*b+1, (i+1)*b+1)", "min and step",
+                              "last to n", "s[i+1]"])
+def test_own_ranges_stay_plain_stores(fn):
+    """Updates at ``a * j + r``, ``j`` from ranges disjoint across iterations
+    (or ``a * i + r``), stay plain loads and stores."""
+    x = rng.integers(1, 5, 1003).astype(np.int64)
+    want = np.zeros(2 * x.size + 1, np.int64)
+    fn.py_func(BLOCK, x, want)
+    for got in _run_blocks(fn, x, np.zeros_like(want)):
+        np.testing.assert_array_equal(got, want)
+    assert "spirv.Atomic" not in fn.inspect_mlir("spirv")
+
+
+@xpuc.jit
+def count_overlapping_blocks(b, x, s):
+    for i in prange(x.shape[0] // b):
+        for j in range(i * b, i * b + b + 1):
+            s[j] += x[i]
+
+
+@xpuc.jit
+def count_up_to_first(b, x, s):
+    n = x.shape[0] - b
+    nblocks = n // b
+    for i in prange(nblocks):
+        stop = n if i == 0 else i * b + b
+        for j in range(i * b, stop):
+            s[j] += x[j]
+
+
+@xpuc.jit
+def count_in_block_offsets(b, x, s):
+    for i in prange(x.shape[0] // b):
+        for j in range(i * b, i * b + b):
+            s[j - i * b] += x[j]
+
+
+@xpuc.jit
+def count_to_the_end(b, x, s):
+    for i in prange(x.shape[0] // b):
+        for j in range(i * b, x.shape[0]):
+            s[j] += x[j]
+
+
+@pytest.mark.parametrize("fn", [count_overlapping_blocks, count_up_to_first,
+                                count_in_block_offsets, count_to_the_end],
+                         ids=["range(i*b, i*b+b+1)", "first to n", "s[j - i*b]",
+                              "range(i*b, n)"])
+def test_ranges_not_provably_disjoint_stay_atomic(fn):
+    """Near misses of the rule: iterations may share an element, so the
+    update is atomic, and no count is lost."""
+    x = rng.integers(1, 5, 1000).astype(np.int64)
+    want = np.zeros(x.size + 1, np.int64)
+    fn.py_func(BLOCK, x, want)
+    for got in _run_blocks(fn, x, np.zeros_like(want)):
+        np.testing.assert_array_equal(got, want)
+    assert "spirv.Atomic" in fn.inspect_mlir("spirv")
