@@ -18,6 +18,7 @@ import array
 import hashlib
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,12 @@ ALL_KERNELS_ARCH = "pvc"
 FLOAT32_KERNELS_ARCH = "dg2"
 _BATCH = 48  # builds per ocloc process: its libraries load once per batch
 
+# scripts/get-ocloc.sh unpacks ocloc into the repository's .ocloc/, which an
+# installed (not editable) xpuc does not look in: the tests, and the commands
+# they run, are told where it is
+_REPOSITORY_OCLOC = Path(__file__).resolve().parent.parent / ".ocloc" / "usr" / "bin" / "ocloc"
+if ocloc.OCLOC_VARIABLE not in os.environ and _REPOSITORY_OCLOC.exists():
+    os.environ[ocloc.OCLOC_VARIABLE] = str(_REPOSITORY_OCLOC)
 _OCLOC = ocloc.find_ocloc()
 _seen_files: set[str] = set()
 _seen_modules: set[str] = set()
