@@ -58,7 +58,8 @@ int xpuc_call_begin(xpuc_queue *queue)
     /* A nested call keeps the outer call's queue and buffers, which are only
      * usable if it runs on the same context and device. */
     if (call.queue && queue != call.queue &&
-        !(queue->backend == call.queue->backend && queue->backend->same_device(queue, call.queue)))
+        !(queue->backend == call.queue->backend &&
+          queue->backend->same_device(queue, call.queue)))
         return fail(XPUC_ERR_INVALID,
                     "xpuc: a call on device '%s' cannot nest in a call on device '%s' "
                     "(another context or device)",
@@ -99,7 +100,7 @@ int xpuc_call_end(void)
             status = status != XPUC_OK ? status : copied;
         }
         if (b->device)
-            call.queue->backend->free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
+            usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
     }
     free(call.buffers);
     call.buffers = NULL;
@@ -178,7 +179,7 @@ static int acquire_resident(buffer *b, const char *host, void **device)
 {
     int status = XPUC_OK;
     if (!b->device)
-        status = call.queue->backend->alloc(call.queue, b->capacity, XPUC_USM_DEVICE, &b->device);
+        status = usm_alloc(call.queue, b->capacity, XPUC_USM_DEVICE, &b->device);
     /* Always the whole region: a kernel may write part of it, and the rest
      * must survive the copy back. */
     if (status == XPUC_OK && !b->device_current) {
@@ -196,16 +197,17 @@ static int acquire_resident(buffer *b, const char *host, void **device)
 static int grow_buffer(buffer *b, int64_t nbytes, bool copy_in)
 {
     void *device = NULL;
-    int status = call.queue->backend->alloc(call.queue, nbytes, XPUC_USM_DEVICE, &device);
+    int status = usm_alloc(call.queue, nbytes, XPUC_USM_DEVICE, &device);
     if (status == XPUC_OK && !copy_in && b->device)
-        status = call.queue->backend->copy(call.queue, device, b->device, b->capacity, "device->device");
+        status = call.queue->backend->copy(call.queue, device, b->device, b->capacity,
+                                           "device->device");
     if (status != XPUC_OK) {
         if (device)
-            call.queue->backend->free(call.queue, device, nbytes, XPUC_USM_DEVICE);
+            usm_free(call.queue, device, nbytes, XPUC_USM_DEVICE);
         return status;
     }
     if (b->device)
-        call.queue->backend->free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
+        usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
     b->device = device;
     b->capacity = nbytes;
     return XPUC_OK;

@@ -15,22 +15,18 @@ static int cuda_failed(int status)
     return fail(status, "%s", xpuc_cuda_last_error());
 }
 
-static int cuda_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out)
+static void *cuda_device_alloc(xpuc_queue *q, size_t size, int32_t kind)
 {
     (void)kind; /* no shared or host memory: kernels read device memory */
-    int status = xpuc_cuda_alloc(q->cuda_device, nbytes, out);
-    if (status != XPUC_OK)
-        return cuda_failed(status);
-    COUNT(usm_allocs, 1);
-    return XPUC_OK;
+    void *ptr;
+    return xpuc_cuda_alloc(q->cuda_device, (int64_t)size, &ptr) == XPUC_OK ? ptr : NULL;
 }
 
-static void cuda_free(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind)
+static void cuda_device_free(int32_t ordinal, void *ptr)
 {
-    (void)nbytes;
-    (void)kind;
-    xpuc_cuda_free(q->cuda_device, ptr); /* a failed free leaks, as SYCL's would */
-    COUNT(usm_frees, 1);
+    xpuc_cuda_device *device;
+    if (xpuc_cuda_device_open(ordinal, &device) == XPUC_OK)
+        xpuc_cuda_free(device, ptr); /* a failed free leaks, as SYCL's would */
 }
 
 static int cuda_copy(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
@@ -78,60 +74,19 @@ static int cuda_launch(xpuc_queue *q, const void *ptx, int64_t length, uint64_t 
     return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
 }
 
-static int cuda_launch_cost(xpuc_queue *q, int64_t *out)
-{
-    void *device;
-    int status = xpuc_cuda_alloc(q->cuda_device, sizeof(int64_t), &device);
-    if (status != XPUC_OK)
-        return cuda_failed(status);
-    status = least_copy_time(q, device, out);
-    xpuc_cuda_free(q->cuda_device, device);
-    return status;
-}
-
-/* Numba's destructor of an array cuda_array_alloc made: the pointer says
- * which device's memory it is. */
-static void free_cuda_array(void *ptr)
-{
-    int32_t ordinal;
-    xpuc_cuda_device *device;
-    if (xpuc_cuda_pointer_device(ptr, &ordinal) == XPUC_OK && ordinal >= 0 &&
-        xpuc_cuda_device_open(ordinal, &device) == XPUC_OK)
-        xpuc_cuda_free(device, ptr); /* a failed free leaks, as SYCL's would */
-    COUNT(usm_frees, 1);
-}
-
-static int cuda_array_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **meminfo)
-{
-    void *ptr;
-    int status = cuda_alloc(q, nbytes, kind, &ptr);
-    if (status != XPUC_OK)
-        return status;
-    *meminfo = numba_nrt()->manage_memory(ptr, free_cuda_array);
-    if (!*meminfo) {
-        free_cuda_array(ptr);
-        return fail(XPUC_ERR_ALLOC, "xpuc: Numba could not make a MemInfo for an array on "
-                                    "device '%s'",
-                    q->device_name);
-    }
-    return XPUC_OK;
-}
-
 static void cuda_release(xpuc_queue *q)
 {
     (void)q; /* the device stays open for the process */
 }
 
 const queue_backend cuda_backend = {
-    .alloc = cuda_alloc,
-    .free = cuda_free,
+    .device_alloc = cuda_device_alloc,
+    .device_free = cuda_device_free,
     .copy = cuda_copy,
     .is_device_memory = cuda_is_device_memory,
     .same_device = cuda_same_device,
     .wait_caller = cuda_wait_caller,
     .launch = cuda_launch,
-    .launch_cost = cuda_launch_cost,
-    .array_alloc = cuda_array_alloc,
     .release = cuda_release,
 };
 

@@ -10,7 +10,8 @@
  * compiled host code talks to, the same for both families:
  *   errors.c   the per-thread error message, statistics
  *   queue.c    releasing queues; letting the GIL go while waiting on a device
- *   memory.c   allocations and copies through a queue's backend
+ *   memory.c   memory through a queue's backend: allocations and the cache
+ *              of freed blocks, copies, arrays that compiled code makes
  *   call.c     one offloaded call: its queue and its buffer table (transient
  *              and resident device copies of host arrays), copies
  *   launch.c   kernel launches on the call's queue, the launch trace, the
@@ -35,11 +36,12 @@
 
 /* What a queue's device family does; the core calls nothing else of it. */
 typedef struct queue_backend {
-    /* Memory of a USM kind (a family without shared or host memory gives
-     * device memory) of at least nbytes; free takes the size and kind it was
-     * allocated with. Both count in the statistics. */
-    int (*alloc)(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out);
-    void (*free)(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind);
+    /* A block of `size` bytes of a USM kind on q's device (a family without
+     * shared or host memory gives device memory), NULL if there is none; and
+     * freeing one on the target it was allocated for, which may outlive its
+     * queues (the core's block cache keeps blocks by target, memory.c). */
+    void *(*device_alloc)(xpuc_queue *q, size_t size, int32_t kind);
+    void (*device_free)(int32_t target, void *ptr);
     /* A copy in any direction, waited for; `direction` names it in a failure. */
     int (*copy)(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
                 const char *direction);
@@ -55,10 +57,6 @@ typedef struct queue_backend {
                   const char *kernel_name, const uint64_t *arg_slots, const int32_t *arg_kinds,
                   int32_t nargs, const int64_t *global, const int64_t *local, int32_t ndim,
                   bool *ran);
-    /* What a launch on q's device costs before its kernel does work, in ns. */
-    int (*launch_cost)(xpuc_queue *q, int64_t *out);
-    /* An array that compiled code makes, a Numba MemInfo (xpuc_usm_array_alloc). */
-    int (*array_alloc)(xpuc_queue *q, int64_t nbytes, int32_t kind, void **meminfo);
     /* Frees what the backend holds of q (not q itself). */
     void (*release)(xpuc_queue *q);
 } queue_backend;
@@ -70,9 +68,13 @@ struct xpuc_queue {
     bool system_memory;
     /* A CPU device, whose USM is the host's own memory (sycl/memory.c). */
     bool host_memory;
+    /* The number of the queue's target in its family: a SYCL (context,
+     * device) pair, numbered in this process (kernels built for one queue of
+     * the pair serve all of them, found by integers instead of comparing SYCL
+     * objects at each launch), or a CUDA device's ordinal. */
+    int32_t target;
     /* The target's launch cost in ns, 0 until measured (launch.c): one slot
-     * per target (a SYCL context and device, a CUDA device), shared by its
-     * queues. */
+     * per target, shared by its queues. */
     int64_t *launch_cost_ns;
     /* ---- SYCL (sycl/): dpctl's types, declared by their struct tags so that
      * the core builds without dpctl's headers. */
@@ -85,10 +87,6 @@ struct xpuc_queue {
     /* Cached once so launches never re-query them. */
     struct DPCTLOpaqueSyclContext *context;
     struct DPCTLOpaqueSyclDevice *device;
-    /* The number of the (context, device) pair in this process: kernels
-     * built for one queue of the pair serve all of them, found by integers
-     * instead of comparing SYCL objects at each launch. */
-    int32_t target;
     /* ---- CUDA (cuda/queue.c): the device, opened once per process. */
     struct xpuc_cuda_device *cuda_device;
 };
@@ -109,14 +107,17 @@ HIDDEN extern xpuc_stats runtime_stats;
 HIDDEN void *gil_release(void);
 HIDDEN void gil_restore(void *state);
 
+/* ---- memory (memory.c) ----------------------------------------------------- */
+
+/* nbytes of a USM kind on q's device, from the block cache or the backend. */
+HIDDEN int usm_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out);
+/* Takes the size and kind the block was allocated with. */
+HIDDEN void usm_free(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind);
+
 /* ---- launches (launch.c) --------------------------------------------------- */
 
 /* "(x, y, z)" of the first ndim sizes, for messages. */
 HIDDEN const char *format_sizes(char *out, size_t size, const int64_t *sizes, int32_t ndim);
-/* The least time in ns of a few waited-for 8-byte copies from the host to
- * `device`, memory of q's device: what a launch costs before its kernel does
- * work, for a backend's launch_cost. */
-HIDDEN int least_copy_time(xpuc_queue *q, void *device, int64_t *out);
 
 /* ---- the current call (call.c) ------------------------------------------- */
 
@@ -124,20 +125,6 @@ HIDDEN int least_copy_time(xpuc_queue *q, void *device, int64_t *out);
 HIDDEN xpuc_queue *call_queue(void);
 /* A kernel of the current call ran: copies made before it may be stale. */
 HIDDEN void call_launched(void);
-
-/* ---- Numba's NRT, for arrays compiled code makes (launch.c) --------------- */
-
-/* The part of Numba's NRT_api_functions (numba/core/runtime/nrt_external.h)
- * used here; its layout is Numba's ABI for extensions. */
-typedef void nrt_managed_dtor(void *data);
-typedef struct {
-    void *(*allocate)(size_t nbytes);
-    void *(*allocate_external)(size_t nbytes, void *allocator);
-    void *(*manage_memory)(void *data, nrt_managed_dtor dtor);
-} nrt_api;
-
-/* xpuc_set_nrt_api's table, NULL until set. */
-HIDDEN const nrt_api *numba_nrt(void);
 
 /* ---- the backends ---------------------------------------------------------- */
 

@@ -1,7 +1,6 @@
 /* Launches: a kernel run on the current call's queue by its backend (SPIR-V
- * on SYCL, PTX on CUDA), waited for; the launch trace; the cost model that
- * keeps tiny parfors on the host; and Numba's NRT API for arrays compiled
- * code makes. */
+ * on SYCL, PTX on CUDA), waited for; the launch trace; and the cost model
+ * that keeps tiny parfors on the host. */
 #include "internal.h"
 
 #include <errno.h>
@@ -66,15 +65,18 @@ static int64_t now_ns(void)
 }
 
 /* What any launch on q's device costs before its kernel does work: the least
- * of a few submit+waits of an 8-byte host->device copy to `device`, memory of
- * q's device. A copy rather than an empty kernel: it is a command submitted
- * to the device's queue and waited for, as a launch is, and needs no program
- * build (a process's first build takes 90 ms or more, which a call whose
- * parfors all stay on the host would pay for nothing). On the CPU device it
- * costs 3.2 us against an empty kernel's 4.4 us, well within the factor of a
- * few the threshold needs. */
-int least_copy_time(xpuc_queue *q, void *device, int64_t *out)
+ * of a few submit+waits of an 8-byte host->device copy. A copy rather than an
+ * empty kernel: it is a command submitted to the device's queue and waited
+ * for, as a launch is, and needs no program build (a process's first build
+ * takes 90 ms or more, which a call whose parfors all stay on the host would
+ * pay for nothing). On the CPU device it costs 3.2 us against an empty
+ * kernel's 4.4 us, well within the factor of a few the threshold needs. */
+static int measure_launch_cost(xpuc_queue *q, int64_t *out)
 {
+    void *device = q->backend->device_alloc(q, sizeof(int64_t), XPUC_USM_DEVICE);
+    if (!device)
+        return fail(XPUC_ERR_ALLOC, "xpuc: no USM memory on device '%s' to time a launch",
+                    q->device_name);
     int64_t source = 0, least = INT64_MAX;
     int status = XPUC_OK;
     for (int i = 0; i <= LAUNCH_COST_SAMPLES && status == XPUC_OK; i++) {
@@ -84,6 +86,7 @@ int least_copy_time(xpuc_queue *q, void *device, int64_t *out)
         if (i > 0 && took < least)
             least = took;
     }
+    q->backend->device_free(q->target, device);
     *out = least > 0 ? least : 1; /* 0 marks a target not measured */
     return status;
 }
@@ -126,7 +129,7 @@ int xpuc_parfor_on_host(const char *kernel_name, int64_t trip_count, int64_t ite
         int64_t launch_cost = __atomic_load_n(q->launch_cost_ns, __ATOMIC_RELAXED);
         if (!launch_cost) {
             /* two threads may both measure: either figure will do */
-            status = q->backend->launch_cost(q, &launch_cost);
+            status = measure_launch_cost(q, &launch_cost);
             if (status != XPUC_OK)
                 return status;
             __atomic_store_n(q->launch_cost_ns, launch_cost, __ATOMIC_RELAXED);
@@ -143,29 +146,4 @@ int xpuc_parfor_on_host(const char *kernel_name, int64_t trip_count, int64_t ite
                     kernel_name, q->device_name, (long long)trip_count);
     }
     return XPUC_OK;
-}
-
-/* ---- arrays that compiled code makes ---------------------------------------- */
-
-static const nrt_api *nrt;
-
-int xpuc_set_nrt_api(const void *api)
-{
-    if (!api)
-        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_set_nrt_api needs Numba's NRT API table");
-    nrt = api;
-    return XPUC_OK;
-}
-
-const nrt_api *numba_nrt(void) { return nrt; }
-
-int xpuc_usm_array_alloc(int64_t nbytes, int32_t usm_kind, void **meminfo)
-{
-    xpuc_queue *q = call_queue();
-    if (!q)
-        return no_call("xpuc_usm_array_alloc");
-    if (!nrt || !meminfo || nbytes < 0)
-        return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_usm_array_alloc "
-                                      "(or Numba's NRT API not set)");
-    return q->backend->array_alloc(q, nbytes, usm_kind, meminfo);
 }

@@ -218,6 +218,23 @@ def test_a_call_on_a_cuda_queue_copies_numpy_arrays_around_its_launch(cuda_queue
 
 
 @cuda
+def test_device_copies_reuse_the_blocks_an_earlier_call_freed(cuda_queue):
+    """The core's block cache serves CUDA queues too: a loop of calls on the
+    same NumPy arrays allocates device memory once."""
+    host = np.zeros(3000, np.float64)
+    addresses = []
+    for _ in range(2):
+        runtime.call_begin(cuda_queue)
+        try:
+            addresses.append(runtime.buffer_acquire(host.ctypes.data, host.nbytes, True))
+            runtime.buffer_release(host.ctypes.data, host.nbytes, copy_out=False)
+        finally:
+            runtime.call_end()
+    assert addresses[0] == addresses[1]
+    assert cuda_runtime.pointer_device(addresses[0]) == 0
+
+
+@cuda
 def test_a_resident_region_is_copied_back_when_the_call_ends(cuda_queue):
     ptx, plan = _ptx(ELEMENTWISE)
     n = 4096

@@ -1,5 +1,4 @@
-/* Submissions: a kernel of a SPIR-V module run on a queue, waited for; and
- * what a launch costs on a SYCL device (the cost model's figure). */
+/* Submissions: a kernel of a SPIR-V module run on a queue, waited for. */
 #include "sycl.h"
 
 #include <stdio.h>
@@ -122,18 +121,4 @@ int submit_kernel(xpuc_queue *q, const void *spirv, int64_t spirv_len, uint64_t 
     DPCTLEvent_Delete(e);
     *ran = true;
     return XPUC_OK;
-}
-
-/* ---- what a launch costs ---------------------------------------------------- */
-
-/* The least time of a few 8-byte copies to device USM (least_copy_time). */
-int measure_launch_cost(xpuc_queue *q, int64_t *out)
-{
-    void *device = DPCTLmalloc_device(sizeof(int64_t), q->ref);
-    if (!device)
-        return fail(XPUC_ERR_ALLOC, "xpuc: no USM memory on device '%s' to time a launch",
-                    q->device_name);
-    int status = least_copy_time(q, device, out);
-    DPCTLfree_with_queue(device, q->ref);
-    return status;
 }

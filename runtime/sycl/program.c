@@ -64,6 +64,16 @@ int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_
     return XPUC_OK;
 }
 
+DPCTLSyclContextRef target_context(int32_t target)
+{
+    pthread_mutex_lock(&cache_lock);
+    known_target *t = targets;
+    while (t && t->number != target)
+        t = t->next;
+    pthread_mutex_unlock(&cache_lock);
+    return t ? t->context : NULL;
+}
+
 static cached_module **module_bucket(int32_t target, uint64_t hash)
 {
     /* Fibonacci hashing: the multiply carries every bit into the top byte */

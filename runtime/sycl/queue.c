@@ -36,15 +36,13 @@ static void sycl_release(xpuc_queue *q)
 }
 
 const queue_backend sycl_backend = {
-    .alloc = usm_alloc,
-    .free = usm_free,
+    .device_alloc = sycl_device_alloc,
+    .device_free = sycl_device_free,
     .copy = memcpy_wait,
     .is_device_memory = sycl_is_device_memory,
     .same_device = sycl_same_device,
     .wait_caller = sycl_wait_caller,
     .launch = submit_kernel,
-    .launch_cost = measure_launch_cost,
-    .array_alloc = usm_array_alloc,
     .release = sycl_release,
 };
 

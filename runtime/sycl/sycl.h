@@ -2,10 +2,9 @@
  * Each of them includes it first.
  *
  *   queue.c    wrapped dpctl queues, the backend's table (sycl_backend)
- *   memory.c   USM (allocations, the block cache, copies), USM arrays of
- *              compiled code
+ *   memory.c   USM allocations and frees, page advice, copies
  *   program.c  SPIR-V modules built for a target, the kernel cache
- *   launch.c   submissions of a kernel, what a launch costs */
+ *   launch.c   submissions of a kernel */
 #ifndef XPUC_SYCL_H
 #define XPUC_SYCL_H
 
@@ -17,13 +16,11 @@ HIDDEN extern const queue_backend sycl_backend;
 
 /* ---- USM memory and copies (memory.c) ------------------------------------ */
 
-HIDDEN int usm_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out);
-/* Takes the size and kind the block was allocated with. */
-HIDDEN void usm_free(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind);
+HIDDEN void *sycl_device_alloc(xpuc_queue *q, size_t size, int32_t kind);
+HIDDEN void sycl_device_free(int32_t target, void *ptr);
 /* A copy on q's queue, waited for; `direction` names it in a failure. */
 HIDDEN int memcpy_wait(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
                        const char *direction);
-HIDDEN int usm_array_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **meminfo);
 
 /* ---- launches (launch.c) --------------------------------------------------- */
 
@@ -31,7 +28,6 @@ HIDDEN int submit_kernel(xpuc_queue *q, const void *spirv, int64_t spirv_len,
                          uint64_t spirv_hash, const char *kernel_name,
                          const uint64_t *arg_slots, const int32_t *arg_kinds, int32_t nargs,
                          const int64_t *global, const int64_t *local, int32_t ndim, bool *ran);
-HIDDEN int measure_launch_cost(xpuc_queue *q, int64_t *out);
 
 /* ---- programs and the kernel cache (program.c) --------------------------- */
 
@@ -39,6 +35,8 @@ HIDDEN int measure_launch_cost(xpuc_queue *q, int64_t *out);
  * slot of its launch cost. */
 HIDDEN int target_number(DPCTLSyclContextRef context, DPCTLSyclDeviceRef device, int32_t *out,
                          int64_t **launch_cost_ns);
+/* The context of target number `target` (kept for the process). */
+HIDDEN DPCTLSyclContextRef target_context(int32_t target);
 
 /* A kernel built for a target, kept for the life of the process. */
 typedef struct cached_kernel {
