@@ -25,8 +25,8 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-import dpctl
 from numba.core.caching import (
     CompileResultCacheImpl,
     FunctionCache,
@@ -37,6 +37,9 @@ from numba.core.caching import (
 
 from .device import root_device
 from .errors import XpucError
+
+if TYPE_CHECKING:  # imported when a SYCL device is first named: xpuc imports without it
+    import dpctl
 
 CACHE_DIR_VARIABLE = "XPUC_CACHE_DIR"
 

@@ -20,15 +20,27 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
-
-import dpctl
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from .errors import DeviceError
 
+if TYPE_CHECKING:  # imported when a SYCL device is first named: xpuc imports without it
+    import dpctl
+
+    DeviceLike = str | dpctl.SyclDevice | dpctl.SyclQueue
+
 DEVICE_VARIABLE = "XPUC_DEVICE"
 
-DeviceLike = str | dpctl.SyclDevice | dpctl.SyclQueue
+
+def _dpctl() -> ModuleType:
+    """dpctl, or DeviceError where it is not installed."""
+    try:
+        import dpctl
+    except ImportError:
+        raise DeviceError("xpuc: SYCL devices need dpctl, which is not installed: "
+                          "pip install dpctl==0.22.1 dpnp==0.20.0") from None
+    return dpctl
 
 # ---- names ------------------------------------------------------------------
 
@@ -60,6 +72,7 @@ def _partition_argument(partition: str) -> int | list[int] | str:
 
 
 def _split(parent: dpctl.SyclDevice, parent_name: str, partition: str) -> _Partition:
+    dpctl = _dpctl()
     with _names_lock:
         found = _partitions.get((parent_name, partition))
         if found is None:
@@ -80,6 +93,7 @@ def _split(parent: dpctl.SyclDevice, parent_name: str, partition: str) -> _Parti
 def as_device(device: str | dpctl.SyclDevice) -> dpctl.SyclDevice:
     """The device of a dpctl filter string or of a sub-device name (see the
     module's notes), or ``device`` itself."""
+    dpctl = _dpctl()
     if isinstance(device, dpctl.SyclDevice):
         return device
     root, *steps = device.split("/")
@@ -111,7 +125,7 @@ def sub_device_names(name: str, partition: str) -> tuple[str, ...]:
 
 
 def _available() -> str:
-    return ", ".join(d.filter_string for d in dpctl.get_devices()) or "none"
+    return ", ".join(d.filter_string for d in _dpctl().get_devices()) or "none"
 
 
 def root_device(device: dpctl.SyclDevice) -> dpctl.SyclDevice:
@@ -153,7 +167,7 @@ def _context_of(device: dpctl.SyclDevice) -> dpctl.SyclContext:
                 return split.context
         context = _contexts.get(device)
         if context is None:
-            context = _contexts[device] = dpctl.SyclContext(device)
+            context = _contexts[device] = _dpctl().SyclContext(device)
     return context
 
 
@@ -161,6 +175,7 @@ def as_queue(device: DeviceLike | None) -> dpctl.SyclQueue:
     """A queue for a device name, device or queue (None: the default device).
     Queues made for one device are equivalent (SPEC rule 3): a root device's
     share dpctl's default context, a sub-device's the context of its split."""
+    dpctl = _dpctl()
     if isinstance(device, dpctl.SyclQueue):
         return device
     if ((isinstance(device, str) and "/" in device)

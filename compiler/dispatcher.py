@@ -14,7 +14,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import dpctl
 import numba
 import numpy as np
 from numba.core import sigutils, types
@@ -38,7 +37,11 @@ from .frontend.usm import CallQueue, usm_ndarray_type
 from .placement import Placement, call_key, place
 from .serialize import reduce_with_function
 
-if TYPE_CHECKING:  # the MLIR half, loaded by the first compile (passes.__getattr__)
+# the MLIR half, loaded by the first compile (passes.__getattr__); dpctl,
+# imported where a SYCL device is named (xpuc imports without it)
+if TYPE_CHECKING:
+    import dpctl
+
     from .passes import Lowered
 
 

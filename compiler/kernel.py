@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import dpctl
 import numba
 import numpy as np
 from numba.core import sigutils, types
@@ -35,7 +34,11 @@ from .frontend.translation import KernelParam
 from .placement import Placement, call_key, place
 from .serialize import reduce_with_function
 
-if TYPE_CHECKING:  # the MLIR half, loaded by the first compile (passes.__getattr__)
+# the MLIR half, loaded by the first compile (passes.__getattr__); dpctl,
+# imported where a SYCL device is named (xpuc imports without it)
+if TYPE_CHECKING:
+    import dpctl
+
     from .passes import Lowered
 
 _MAX_DIMS = 3

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import dpctl
 import numpy as np
 
 from . import array_library, runtime
@@ -26,6 +25,8 @@ from .frontend.dpnp_constructors import Constructed, constructed_by
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
 
 if TYPE_CHECKING:  # imported when first needed (array_library)
+    import dpctl
+
     from .array_library import tensor as dpt
 
 
@@ -241,6 +242,8 @@ def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructe
     named = dict(zip(_argument_names(py_func, len(args), kwargs), [*args, *kwargs.values()]))
     wanted = [(f"dpnp's device={name!r}", _device_queue(name))
               for name in sorted(constructed.devices)]
+    import dpctl  # there with dpnp, whose constructors these are
+
     for parameter in sorted(constructed.queue_parameters):
         queue = named.get(parameter)
         if not isinstance(queue, dpctl.SyclQueue):

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-
-import dpctl
+from typing import TYPE_CHECKING
 
 from . import intel_gpus, nvidia_gpus
 from .device import root_device
 from .passes import Target
+
+if TYPE_CHECKING:  # imported when a SYCL device is first named: xpuc imports without it
+    import dpctl
 
 # XPUC_FP64=0: every device counts as lacking fp64, so that code meant for a
 # GPU without it (Arc, an integrated GPU) is typed and run as there

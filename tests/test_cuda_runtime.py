@@ -40,10 +40,7 @@ def _count_devices_with_driver(driver: str,
                                ) -> subprocess.CompletedProcess:
     """``call`` (``device_count()``) in a fresh process (the driver is loaded
     once per process) that loads ``driver`` instead of libcuda.so.1."""
-    # where scripts/xpuc_without_sycl.py stands in for xpuc's __init__, the
-    # child process needs it too
-    plugin = "import xpuc_without_sycl\n" * ("xpuc_without_sycl" in sys.modules)
-    code = plugin + textwrap.dedent(f"""
+    code = textwrap.dedent(f"""
         from xpuc import cuda_runtime, runtime
         from xpuc.errors import DeviceError
         try:

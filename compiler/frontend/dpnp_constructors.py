@@ -22,7 +22,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import dpctl
 import numba
 from numba.core import ir, types
 from numba.core.compiler import run_frontend
@@ -54,9 +53,16 @@ sycl_queue_type = SyclQueueType()
 register_model(SyclQueueType)(OpaqueModel)
 
 
-@typeof_impl.register(dpctl.SyclQueue)
-def _typeof_queue(value: dpctl.SyclQueue, context) -> SyclQueueType:
+def _typeof_queue(value: object, context) -> SyclQueueType:
     return sycl_queue_type
+
+
+try:
+    import dpctl
+except ImportError:  # no SYCL: no queue is an argument
+    pass
+else:
+    typeof_impl.register(dpctl.SyclQueue)(_typeof_queue)
 
 
 @unbox(SyclQueueType)

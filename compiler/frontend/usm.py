@@ -17,8 +17,6 @@ import functools
 import threading
 from typing import TYPE_CHECKING
 
-import dpctl
-import dpctl.memory
 import numpy as np
 from llvmlite import ir as llvm
 from numba.core import cgutils, ir, types
@@ -43,6 +41,8 @@ from ..array_library import is_usm_ndarray, tensor_library, when_loaded
 from .runtime_calls import call_runtime, link_runtime
 
 if TYPE_CHECKING:  # imported when first needed (array_library)
+    import dpctl
+
     from ..array_library import tensor as dpt
 
 # Coercion order: an array made from several takes the first of their kinds.
@@ -118,18 +118,28 @@ def coerce_usm_types(usm_types) -> str:
     return min(usm_types, key=USM_TYPES.index)
 
 
-# The memory classes dpctl gives usm_ndarray (one per kind, fixed when the
-# memory is made): reading the class costs nothing, while ``usm_type`` asks
-# the SYCL runtime about the pointer on every read.
-_USM_TYPE_OF_MEMORY = {dpctl.memory.MemoryUSMDevice: "device",
-                       dpctl.memory.MemoryUSMShared: "shared",
-                       dpctl.memory.MemoryUSMHost: "host"}
+@functools.cache
+def _usm_memory_classes() -> dict[str, type]:
+    """dpctl's memory class of each USM kind (dpctl is there once a USM array
+    is: imported when first needed, as xpuc imports without it)."""
+    import dpctl.memory
+
+    return {"device": dpctl.memory.MemoryUSMDevice, "shared": dpctl.memory.MemoryUSMShared,
+            "host": dpctl.memory.MemoryUSMHost}
+
+
+# The kind of each memory class dpctl gives usm_ndarray (fixed when the memory
+# is made): reading the class costs nothing, while ``usm_type`` asks the SYCL
+# runtime about the pointer on every read.
+@functools.cache
+def _usm_type_of_memory() -> dict[type, str]:
+    return {cls: usm_type for usm_type, cls in _usm_memory_classes().items()}
 
 
 def usm_type_of(array: object) -> str:
     """``array.usm_type``, without a query to the SYCL runtime for a ``usm_ndarray``."""
     if is_usm_ndarray(array):
-        found = _USM_TYPE_OF_MEMORY.get(type(array.usm_data))
+        found = _usm_type_of_memory().get(type(array.usm_data))
         if found is not None:
             return found
     return array.usm_type
@@ -219,9 +229,7 @@ def as_usm_ndarray(view: np.ndarray, usm_type: str, parent: object) -> dpt.usm_n
         return parent
     start, nbytes = runtime.byte_extent(view)
     low = start - view.__array_interface__["data"][0]  # <= 0 with negative strides
-    memory_class = {"device": dpctl.memory.MemoryUSMDevice,
-                    "shared": dpctl.memory.MemoryUSMShared,
-                    "host": dpctl.memory.MemoryUSMHost}[usm_type]
+    memory_class = _usm_memory_classes()[usm_type]
     memory = memory_class(_USMBytes(view, start, max(nbytes, itemsize), _call.queue))
     return tensor_library().usm_ndarray(view.shape, dtype=view.dtype,
                                         strides=tuple(s // itemsize for s in view.strides),
