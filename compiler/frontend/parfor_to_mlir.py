@@ -32,6 +32,7 @@ from .loop_nest import (
     kernel_nest,
     loop_bounds,
 )
+from .parfor_dependences import check_loop_carried
 from .parfor_reductions import (
     Reduction,
     reduction_args,
@@ -118,6 +119,7 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
     t.b = body
     _bind_params(t)
     t.shared_updates = find_shared_updates(t)
+    check_loop_carried(t)
     bounds = loop_bounds(t)
     reductions = reduction_args(t)
     if reductions:

@@ -1,0 +1,143 @@
+"""Arrays a parfor body reads where other iterations write (a loop-carried
+dependence, which a prange must not have).
+
+dpbench's cholesky, ``for j in prange(i): A[i, j] -= np.dot(A[i, :j], A[j, :j])``,
+reads in iteration j the elements ``A[i, :j]`` that iterations before it
+write: its answer depends on the order the work-items run in, and is wrong
+under Numba's threads as on a device. An array from outside the loop that
+the body both writes (a store, a slice store) and reads (an element, a view
+passed on, the whole array) is refused, unless every access to it is owned
+by the iteration: at one dimension, every access's index item is one value
+that is the iteration's own (parfor_updates.IterationOwnership: the loop's
+index, copies followed, or a serial loop's variable over ranges disjoint
+across iterations, as dbscan's), so that iterations touch disjoint
+hyperplanes (``a[i] = a[i] * 2``, ``A[i, k + 1] = A[i, k]`` in a serial k
+loop, whole rows ``A[i, :]``). In a nest of parallel loops, each of their
+indices must own a dimension so: iterations that differ in any one of them
+then touch disjoint elements.
+
+Updates made atomic (``h[idx[i]] += w[i]``, parfor_updates.py) and reductions
+into arrays (``acc += row``, rules/array_reductions.py) are left to their
+rules; stores to an array the body does not read (``a[idx[i]] = x``) stay
+allowed, as in Numba.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from numba.core import ir, types
+from numba.parfors import array_analysis
+from numba.parfors.parfor import Parfor
+
+from ..errors import UnsupportedError
+from .parfor_updates import IterationOwnership, OwnedItem, _reads_metadata, _root, _statements
+from .translation import Translation, index_of, user_names, where
+
+# calls that read an array's shape, no element
+_METADATA_CALLS = {len, array_analysis.assert_equiv}
+
+
+@dataclass(frozen=True)
+class _Access:
+    """A read or a write of an array from outside the body: where, and the
+    items of its index that are the iteration's own, by dimension."""
+    loc: ir.Loc
+    writes: bool
+    owned: frozenset[tuple[int, OwnedItem]]
+
+    def owners(self) -> set[str]:
+        """The parfor indices that own one of the access's dimensions."""
+        return {item.owner for _, item in self.owned}
+
+
+def check_loop_carried(t: Translation) -> None:
+    """Refuse an array that ``t``'s parfor body writes and reads at elements
+    other iterations may touch."""
+    own = {nest.index_variable.name for nest in t.parfor.loop_nests}
+    ownership = IterationOwnership(t)
+    accesses: dict[str, list[_Access]] = {}
+    for stmt, _ in _statements(t.parfor):
+        if stmt in t.shared_updates:
+            continue
+        for array, access in _accesses(t, ownership, stmt):
+            accesses.setdefault(array, []).append(access)
+    for array, found in accesses.items():
+        if array in t.parfor.redvars:  # acc += row: rules/array_reductions.py
+            continue
+        writes = [a for a in found if a.writes]
+        reads = [a for a in found if not a.writes]
+        if not writes or not reads:
+            continue
+        shared = frozenset.intersection(*(a.owned for a in found))
+        if own <= {item.owner for _, item in shared}:
+            continue
+        read = next((a for a in reads if not own <= a.owners()), reads[0])
+        write = next((a for a in writes if not own <= a.owners()), writes[0])
+        raise UnsupportedError(
+            f"{where(read.loc)}: '{user_names([array])}' read here and written on line "
+            f"{write.loc.line} in the same prange at elements that other iterations may "
+            "touch (a loop-carried dependence: the result would depend on the order the "
+            "iterations run in); every access to an array the loop both reads and writes "
+            "must index one dimension by the same item the iteration owns (the loop's index)")
+
+
+def _accesses(t: Translation, ownership: IterationOwnership,
+              stmt: ir.Stmt) -> list[tuple[str, _Access]]:
+    """The accesses ``stmt`` makes to arrays from outside the body."""
+    if isinstance(stmt, (ir.Del, Parfor)) or _reads_metadata(stmt):
+        return []
+    found = []
+    used = stmt.list_vars()
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        base = _base(t, stmt.target)
+        if base is not None:
+            found.append((base[0], _access(ownership, stmt, base[1], stmt, True)))
+        used = [var for var in used if var.name != stmt.target.name]
+    elif isinstance(stmt, ir.Assign):
+        value = stmt.value
+        if isinstance(value, ir.Var):  # a copy: its uses are the accesses
+            return []
+        if isinstance(value, ir.Expr) and value.op in ("getitem", "static_getitem"):
+            base = _base(t, value.value)
+            if base is not None:
+                if isinstance(t.typemap[stmt.target.name], types.Array):
+                    return []  # a view: its uses are the accesses
+                found.append((base[0], _access(ownership, value, base[1], stmt, False)))
+            used = [var for var in used if var.name != value.value.name]
+        if isinstance(value, ir.Expr) and value.op == "call" and \
+                getattr(t.typemap[value.func.name], "typing_key", None) in _METADATA_CALLS:
+            return []
+    for var in used:  # an array passed whole, or a view of one
+        base = _base(t, var)
+        if base is not None:
+            found.append((base[0], _access(ownership, None, base[1], stmt, False)))
+    return found
+
+
+def _access(ownership: IterationOwnership, indexing: object, view: object, stmt: ir.Stmt,
+            writes: bool) -> _Access:
+    """The access of ``indexing`` (a getitem or a setitem, or None for a use
+    of the array as a whole) into the array, or into its view ``view`` (the
+    getitem that made it), which then bounds it."""
+    bound = view if view is not None else indexing
+    items = ownership.items(index_of(bound)) if bound is not None else []
+    return _Access(stmt.loc, writes,
+                   frozenset((dim, item) for dim, item in enumerate(items) if item is not None))
+
+
+def _base(t: Translation, var: ir.Var) -> tuple[str, object] | None:
+    """``(array, view)`` when ``var`` is an array from outside the body
+    (``view`` None) or a view of one, ``view`` then the getitem of the array
+    that made the outermost view."""
+    root = _root(t, var)
+    if root.name in t.arrays:
+        return root.name, None
+    definition = t.definition(root)
+    if not (isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem")
+            and isinstance(t.typemap.get(root.name), types.Array)):
+        return None
+    base = _base(t, definition.value)
+    if base is None:
+        return None
+    return base if base[1] is not None else (base[0], definition)
