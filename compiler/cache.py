@@ -35,6 +35,7 @@ from numba.core.caching import (
     UserProvidedCacheLocator,
 )
 
+from .cuda_runtime import CudaDevice
 from .device import root_device
 from .errors import XpucError
 
@@ -81,13 +82,15 @@ def toolchain_versions() -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def device_key(device: dpctl.SyclDevice | str, target: object) -> tuple:
+def device_key(device: dpctl.SyclDevice | CudaDevice | str, target: object) -> tuple:
     """What about ``device`` changes the compiled code: its identity and
     driver, and the ``Target`` code generation used. A sub-device is keyed by
     its root device: processes on different sub-devices share the files. An
     Intel GPU architecture (``xpuc compile --arch``) is its name and Target."""
     if isinstance(device, str):
         return (device, repr(target))
+    if isinstance(device, CudaDevice):  # its driver is the process's: the PTX does not depend on it
+        return (f"cuda:{device.ordinal}", device.name, repr(target))
     return (root_device(device).filter_string, device.name, device.driver_version,
             repr(target))
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from . import cuda_runtime, runtime
 from .errors import DeviceError
 
 if TYPE_CHECKING:  # imported when a SYCL device is first named: xpuc imports without it
@@ -171,10 +172,53 @@ def _context_of(device: dpctl.SyclDevice) -> dpctl.SyclContext:
     return context
 
 
-def as_queue(device: DeviceLike | None) -> dpctl.SyclQueue:
+class CudaQueue:
+    """Where a device context on CUDA device ``cuda:N`` runs calls: the device
+    and the runtime's queue on it, one per device (``as_queue`` makes it
+    once)."""
+
+    def __init__(self, device: cuda_runtime.CudaDevice) -> None:
+        self.device = device
+        self.runtime_queue = runtime.CudaQueue(device.ordinal)
+
+    def __repr__(self) -> str:
+        return f"<xpuc CUDA queue on cuda:{self.device.ordinal} ({self.device.name})>"
+
+
+def _cuda_ordinal(name: str) -> int | None:
+    """N of a CUDA device name, ``cuda`` (0) or ``cuda:N``; None for other names."""
+    if name != "cuda" and not name.startswith("cuda:"):
+        return None
+    number = name.removeprefix("cuda").removeprefix(":") or "0"
+    if not number.isdigit():
+        raise DeviceError(f"{name!r} is not a CUDA device name: 'cuda' or 'cuda:N'")
+    return int(number)
+
+
+@functools.cache
+def _cuda_queue(ordinal: int) -> CudaQueue:
+    return CudaQueue(cuda_runtime.CudaDevice.open(ordinal))
+
+
+def device_of(queue: dpctl.SyclQueue | CudaQueue) -> dpctl.SyclDevice | cuda_runtime.CudaDevice:
+    """The device a call on ``queue`` compiles for."""
+    return queue.device if isinstance(queue, CudaQueue) else queue.sycl_device
+
+
+def runtime_queue(queue: dpctl.SyclQueue | CudaQueue) -> runtime.Queue:
+    """The runtime's queue of ``queue``, which a call holds until it ends."""
+    return queue.runtime_queue if isinstance(queue, CudaQueue) else runtime.queue_handle(queue)
+
+
+def as_queue(device: DeviceLike | CudaQueue | None) -> dpctl.SyclQueue | CudaQueue:
     """A queue for a device name, device or queue (None: the default device).
     Queues made for one device are equivalent (SPEC rule 3): a root device's
-    share dpctl's default context, a sub-device's the context of its split."""
+    share dpctl's default context, a sub-device's the context of its split.
+    ``cuda`` and ``cuda:N`` name CUDA devices."""
+    if isinstance(device, CudaQueue):
+        return device
+    if isinstance(device, str) and (ordinal := _cuda_ordinal(device)) is not None:
+        return _cuda_queue(ordinal)
     dpctl = _dpctl()
     if isinstance(device, dpctl.SyclQueue):
         return device
@@ -209,8 +253,9 @@ def _stack() -> list[dpctl.SyclQueue]:
 
 
 @contextmanager
-def device_context(device: DeviceLike) -> Iterator[dpctl.SyclQueue]:
-    """Run the parfors of NumPy-argument calls inside the block on ``device``."""
+def device_context(device: DeviceLike | CudaQueue) -> Iterator[dpctl.SyclQueue | CudaQueue]:
+    """Run the parfors of NumPy-argument calls inside the block on ``device``
+    (a SYCL device's name, device or queue; ``cuda:N``)."""
     queue = as_queue(device)
     stack = _stack()
     stack.append(queue)
@@ -225,7 +270,7 @@ _default: Any = _UNREAD  # the default device's queue, None, or not read yet
 _default_lock = threading.Lock()
 
 
-def set_default_device(device: DeviceLike | None) -> None:
+def set_default_device(device: DeviceLike | CudaQueue | None) -> None:
     """Make ``device`` the outermost device context of every thread (None:
     no default device, SPEC rule 1). Overrides ``XPUC_DEVICE``."""
     global _default

@@ -22,7 +22,7 @@ from numba.core.dispatcher import Dispatcher
 from . import array_library, runtime, targets
 from .array_library import dpnp_array_class
 from .cache import device_key, offload_cache
-from .device import get_current_queue
+from .device import device_of, get_current_queue, runtime_queue
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import (
     CompiledParfor,
@@ -168,8 +168,8 @@ class JitFunction:
         last = self._last
         if last is not None and last[0] is queue:
             return last[1:]
-        dispatcher, offload = self._for_device(queue.sycl_device)
-        handle = runtime.queue_handle(queue)
+        dispatcher, offload = self._for_device(device_of(queue))
+        handle = runtime_queue(queue)
         self._last = (queue, dispatcher, handle, offload.target.fp64)
         return self._last[1:]
 

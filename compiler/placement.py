@@ -19,7 +19,7 @@ import numpy as np
 
 from . import array_library, runtime
 from .array_library import dpnp_array_class, is_dpnp_array, is_usm_ndarray, tensor_library
-from .device import as_queue, describe, get_current_queue
+from .device import CudaQueue, as_queue, describe, get_current_queue
 from .errors import placement_error
 from .frontend.dpnp_constructors import Constructed, constructed_by
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
@@ -30,10 +30,12 @@ if TYPE_CHECKING:  # imported when first needed (array_library)
     from .array_library import tensor as dpt
 
 
-def equivalent(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> bool:
-    """Same SYCL context, device and properties (SPEC rule 3)."""
+def equivalent(a: dpctl.SyclQueue | CudaQueue, b: dpctl.SyclQueue | CudaQueue) -> bool:
+    """Same SYCL context, device and properties (SPEC rule 3); a CUDA
+    device's queue is only itself (one per device)."""
     return a is b or (
-        a.sycl_context == b.sycl_context
+        not isinstance(a, CudaQueue) and not isinstance(b, CudaQueue)
+        and a.sycl_context == b.sycl_context
         and a.sycl_device == b.sycl_device
         and a.is_in_order == b.is_in_order
         and a.has_enable_profiling == b.has_enable_profiling
@@ -53,13 +55,15 @@ def _queue_of(value: object) -> dpctl.SyclQueue:
     return queue if queue is not None else tensor_library().asarray(value).sycl_queue
 
 
-def _describe(queue: dpctl.SyclQueue) -> str:
+def _describe(queue: dpctl.SyclQueue | CudaQueue) -> str:
+    if isinstance(queue, CudaQueue):
+        return f"cuda:{queue.device.ordinal} ({queue.device.name})"
     return describe(queue.sycl_device)
 
 
-def _difference(a: dpctl.SyclQueue, b: dpctl.SyclQueue) -> str:
+def _difference(a: dpctl.SyclQueue | CudaQueue, b: dpctl.SyclQueue | CudaQueue) -> str:
     """How two queues that are not equivalent differ, for messages."""
-    if a.sycl_device != b.sycl_device:
+    if isinstance(a, CudaQueue) or isinstance(b, CudaQueue) or a.sycl_device != b.sycl_device:
         return "different devices"
     if a.sycl_context != b.sycl_context:
         return "one device in different SYCL contexts"

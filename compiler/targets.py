@@ -9,6 +9,7 @@ import os
 from typing import TYPE_CHECKING
 
 from . import intel_gpus, nvidia_gpus
+from .cuda_runtime import CudaDevice
 from .device import root_device
 from .passes import Target
 
@@ -29,12 +30,13 @@ def has_fp64(device: dpctl.SyclDevice) -> bool:
     return device.has_aspect_fp64 and not fp64_switched_off()
 
 
-def target_for(device: dpctl.SyclDevice | str) -> Target:
-    """What changes generated code on ``device``, or on the GPU architecture
-    it names: Intel's as ocloc names them (``dg2``, see ``intel_gpus``),
-    NVIDIA's as ptxas does (``sm_90``, see ``nvidia_gpus``)."""
-    if isinstance(device, str):
-        target = arch_target(device)
+def target_for(device: dpctl.SyclDevice | CudaDevice | str) -> Target:
+    """What changes generated code on ``device`` (a CUDA device: its
+    architecture's), or on the GPU architecture it names: Intel's as ocloc
+    names them (``dg2``, see ``intel_gpus``), NVIDIA's as ptxas does
+    (``sm_90``, see ``nvidia_gpus``)."""
+    if isinstance(device, str | CudaDevice):
+        target = arch_target(device if isinstance(device, str) else device.sm_arch)
         return dataclasses.replace(target, fp64=target.fp64 and not fp64_switched_off())
     return Target(
         name=device.name,
@@ -47,14 +49,19 @@ def target_for(device: dpctl.SyclDevice | str) -> Target:
     )
 
 
-def code_key(device: dpctl.SyclDevice | str) -> str:
+def code_key(device: dpctl.SyclDevice | CudaDevice | str) -> str:
     """What code compiled for ``device`` is kept under: its root device's
     filter string, or the Intel GPU architecture's name, marked when
     ``XPUC_FP64=0`` types its code otherwise. A split divides a device's
     compute units, not its instruction set or aspects, so sub-devices share their root's code (the
     same SPIR-V); each one's driver builds it for itself, as a program built
     for one sub-device does not run on another, even in one context."""
-    name = f"arch:{device}" if isinstance(device, str) else root_device(device).filter_string
+    if isinstance(device, str):
+        name = f"arch:{device}"
+    elif isinstance(device, CudaDevice):
+        name = f"cuda:{device.ordinal}"
+    else:
+        name = root_device(device).filter_string
     return name + "/no-fp64" * fp64_switched_off()
 
 
