@@ -201,25 +201,28 @@ def _locate_by_results(blocks: dict[int, ir.Block], defined: dict[str, ir.Loc]) 
     successors lead to, if one)."""
     cfg = _graph(blocks)
     at_entry: dict[int, CallSite | None] = {}
-    changed = True
-    while changed:  # to a fixed point: inlined loops lead back into themselves
-        changed = False
-        for label, block in blocks.items():
-            sites = {id(site): site for target, _ in cfg.successors(label)
-                     if (site := at_entry.get(target)) is not None}
-            site = next(iter(sites.values())) if len(sites) == 1 else None
-            for stmt in reversed(block.body):
-                site = _site_of(stmt) or (site if _in_library(stmt.loc) else None)
-            if at_entry.get(label) is not site:
-                at_entry[label], changed = site, True
-    for label, block in blocks.items():
+
+    def walk_back(label: int, block: ir.Block, relocate: bool) -> CallSite | None:
+        """The call ``block``'s statements lead to, from its exit back to its
+        entry (relocating its library statements to it if told)."""
         sites = {id(site): site for target, _ in cfg.successors(label)
                  if (site := at_entry.get(target)) is not None}
         site = next(iter(sites.values())) if len(sites) == 1 else None
         for stmt in reversed(block.body):
             site = _site_of(stmt) or (site if _in_library(stmt.loc) else None)
-            if site is not None and _in_library(stmt.loc):
+            if relocate and site is not None and _in_library(stmt.loc):
                 _relocate(stmt, InlinedLoc(site), defined)
+        return site
+
+    changed = True
+    while changed:  # to a fixed point: inlined loops lead back into themselves
+        changed = False
+        for label, block in blocks.items():
+            site = walk_back(label, block, relocate=False)
+            if at_entry.get(label) is not site:
+                at_entry[label], changed = site, True
+    for label, block in blocks.items():
+        walk_back(label, block, relocate=True)
 
 
 def _locate_by_dominators(blocks: dict[int, ir.Block], entry: ir.Loc | None,
