@@ -7,16 +7,22 @@ added to it, a float sum in some order, as a reduction's."""
 
 from __future__ import annotations
 
-import contextlib
 import operator
 
 from numba.core import ir, types
 from numba.parfors import array_analysis
 
-from ...dialects import INDEX, Value, arith, spirv
+from ...dialects import Value, arith, spirv
 from ...errors import UnsupportedError
 from ..translation import ArrayValue, Translation, user_names, where
-from .arrays import ATOMIC_ELEMENTS, element_offset, global_element_pointer, load_element, note_use
+from .arrays import (
+    ATOMIC_ELEMENTS,
+    element_loops,
+    element_offset,
+    global_element_pointer,
+    load_element,
+    note_use,
+)
 
 # the in-place operators of a reduction into an array: SPIR-V's integer
 # atomic, the float operation of the compare-exchange loop
@@ -52,14 +58,7 @@ def reduce_into_array(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayVal
     integer_op, float_op = _UPDATES[expr.fn]
     note_use(t, acc, reads=True, writes=True)
     b = t.b
-    zero, one = b.index_constant(0), b.index_constant(1)
-    with contextlib.ExitStack() as loops:
-        positions = []
-        for dim in acc.dims:
-            position = Value(b.fresh(), INDEX)
-            loops.enter_context(b.region(
-                f"scf.for {position.name} = {zero.name} to {dim.name} step {one.name}"))
-            positions.append(position)
+    with element_loops(t, acc) as positions:
         if isinstance(term, ArrayValue):
             note_use(t, term, reads=True)
             value = load_element(b, term, element_offset(t, term, positions, expr.loc))

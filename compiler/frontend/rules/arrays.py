@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import math
 import operator
+from collections.abc import Iterator
 
 import numpy as np
 from numba.core import ir, types
@@ -443,9 +444,10 @@ def _store_element(t: Translation, array: ArrayValue, offset: Value, held: objec
         store_element(t.b, value, array, at)
 
 
-def _fill(t: Translation, view: ArrayValue, held: object, loc: ir.Loc) -> None:
-    """``a[i] = x`` / ``a[i, 1:] = x`` of a number ``x`` that Numba left in the
-    body: a serial loop nest over the view, inside the work-item."""
+@contextlib.contextmanager
+def element_loops(t: Translation, view: ArrayValue) -> Iterator[list[Value]]:
+    """A serial loop nest over every element of ``view``, inside the
+    work-item: its body is the ``with`` block, given the element's position."""
     b = t.b
     zero, one = b.index_constant(0), b.index_constant(1)
     with contextlib.ExitStack() as loops:
@@ -455,4 +457,11 @@ def _fill(t: Translation, view: ArrayValue, held: object, loc: ir.Loc) -> None:
             loops.enter_context(b.region(
                 f"scf.for {position.name} = {zero.name} to {dim.name} step {one.name}"))
             positions.append(position)
+        yield positions
+
+
+def _fill(t: Translation, view: ArrayValue, held: object, loc: ir.Loc) -> None:
+    """``a[i] = x`` / ``a[i, 1:] = x`` of a number ``x`` that Numba left in the
+    body."""
+    with element_loops(t, view) as positions:
         _store_element(t, view, element_offset(t, view, positions, loc), held, loc)
