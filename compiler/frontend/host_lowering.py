@@ -8,6 +8,7 @@ import hashlib
 import os
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numba
 from llvmlite import ir as llvm
@@ -16,10 +17,9 @@ from numba.core.typing import signature
 from numba.core.typing.builtins import IndexValueType
 from numba.parfors.parfor import Parfor
 
-from .. import runtime
+from .. import passes, runtime
 from ..errors import UnsupportedError, XpucError
-from ..passes import Lowered, Stage, Target, lower
-from ..passes.launch_plan import KernelLaunch, LaunchPlan
+from ..passes import Target
 from . import host_parfors
 from .literal_arguments import arguments_of
 from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
@@ -28,6 +28,10 @@ from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtim
 from .translation import KernelParam, composite_of, scalar_items
 from .user_locations import refused_as_user_code
 from .usm import USMArray
+
+if TYPE_CHECKING:  # the MLIR half, loaded by the first compile (passes.__getattr__)
+    from ..passes import Lowered, Stage
+    from ..passes.launch_plan import KernelLaunch, LaunchPlan
 
 
 @dataclass
@@ -64,7 +68,7 @@ def compile_to_spirv(name: str, mlir: str, target: Target,
     and kept in ``XPUC_DUMP_DIR`` if that is set."""
     global _kernels_compiled
     dump_dir = os.environ.get(DUMP_DIR_VARIABLE)
-    lowered = lower(mlir, target, stages=stages, keep_texts=bool(dump_dir))
+    lowered = passes.lower(mlir, target, stages=stages, keep_texts=bool(dump_dir))
     with _count_lock:
         _kernels_compiled += 1
     if dump_dir:
