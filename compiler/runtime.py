@@ -299,7 +299,8 @@ class KernelLaunch:
         """Launch on the current call's queue and wait: ``slots`` as ``slot``
         makes them, sizes in SPIR-V order (x, y, z)."""
         ndim = len(global_size)
-        sizes = _SIZES[ndim]
+        # more than 3 dimensions: the runtime's to refuse, with its message
+        sizes = _SIZES.get(ndim) or c_int64 * ndim
         check(_lib.xpuc_launch(self.spirv, len(self.spirv), self.hash, self.name,
                                self._slots(*slots), self.kinds, self.count, sizes(*global_size),
                                sizes(*(local_size or ())), ndim))
