@@ -21,8 +21,8 @@ import cupy as cp
 import numpy as np
 
 from xpuc import cuda_runtime, runtime
-from xpuc.nvidia_gpus import arch_target
 from xpuc.passes import lower
+from xpuc.targets import arch_target
 
 TRIAD = """
 module {{

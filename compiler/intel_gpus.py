@@ -48,12 +48,3 @@ ARCHITECTURES: dict[str, IntelGpu] = {
     "adlp": _xe_lp("Iris Xe, 12th-generation Core mobile (Alder Lake-P, Xe-LP)"),
     "adls": _xe_lp("UHD Graphics 770, 12th-generation Core desktop (Alder Lake-S, Xe-LP)"),
 }
-
-
-def arch_target(name: str) -> Target:
-    """The Target of architecture ``name``; ValueError naming the ones known."""
-    gpu = ARCHITECTURES.get(name)
-    if gpu is None:
-        raise ValueError(f"unknown Intel GPU architecture '{name}' "
-                         f"(known: {', '.join(ARCHITECTURES)})")
-    return gpu.target(name)

@@ -46,12 +46,3 @@ def is_architecture(name: str) -> bool:
     """Whether ``name`` is spelled as an NVIDIA architecture (``sm_NN``),
     known or not."""
     return name.startswith("sm_")
-
-
-def arch_target(name: str) -> Target:
-    """The Target of architecture ``name``; ValueError naming the ones known."""
-    gpu = ARCHITECTURES.get(name)
-    if gpu is None:
-        raise ValueError(f"unknown NVIDIA GPU architecture '{name}' "
-                         f"(known: {', '.join(ARCHITECTURES)})")
-    return gpu.target(name)

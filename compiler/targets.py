@@ -77,8 +77,13 @@ def vector_lanes(device: dpctl.SyclDevice) -> int:
 def arch_target(name: str) -> Target:
     """The Target of GPU architecture ``name`` (``dg2``, ``sm_90``);
     ValueError naming the ones known."""
-    family = nvidia_gpus if nvidia_gpus.is_architecture(name) else intel_gpus
-    return family.arch_target(name)
+    vendor, table = (("NVIDIA", nvidia_gpus.ARCHITECTURES) if nvidia_gpus.is_architecture(name)
+                     else ("Intel", intel_gpus.ARCHITECTURES))
+    gpu = table.get(name)
+    if gpu is None:
+        raise ValueError(f"unknown {vendor} GPU architecture '{name}' "
+                         f"(known: {', '.join(table)})")
+    return gpu.target(name)
 
 
 def known_architectures() -> list[str]:

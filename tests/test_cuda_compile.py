@@ -13,9 +13,10 @@ from xpuc import cli
 from xpuc.abi import ArgKind
 from xpuc.errors import UnsupportedError, XpucError
 from xpuc.frontend.host_lowering import compile_to_spirv
-from xpuc.nvidia_gpus import ARCHITECTURES, arch_target
+from xpuc.nvidia_gpus import ARCHITECTURES
 from xpuc.passes import CUDA_KERNEL_STAGES, CUDA_STAGES, Target, libdevice, lower, stages_for
 from xpuc.passes.libdevice import libdevice_path
+from xpuc.targets import arch_target
 
 DATA = Path(__file__).parent / "data" / "passes"
 KERNELS = ["math_f32", "math_f64", "int64", "grid2d", "grid3d", "two_loops", "expanded_ops",

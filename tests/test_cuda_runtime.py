@@ -89,8 +89,8 @@ def test_a_launch_plan_evaluates_as_host_code_computes():
 def _ptx(module_text: str, name: str = "kernel") -> tuple[bytes, object]:
     """``module_text`` (a linalg-stage module) lowered for the device: its PTX
     and launch plan."""
-    from xpuc.nvidia_gpus import arch_target
     from xpuc.passes import lower
+    from xpuc.targets import arch_target
 
     lowered = lower(module_text, arch_target(DEVICE.sm_arch))
     return lowered.ptx, lowered.plan
