@@ -263,13 +263,18 @@ def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
 
 def _serialize(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     _compiler().run(module, pipelines.TO_BINARY)
+    spirv = _binary_object(module)
+    lowered.spirv = disjoint.declare_noalias(spirv) if spirv else b""
+    return module
+
+
+def _binary_object(module: ir.Module) -> bytes:
+    """The object of the module's one gpu.binary; none (a parfor with nothing
+    to launch) is empty."""
     binaries = ir_queries.ops_named(module.operation, "gpu.binary")
     if len(binaries) > 1:
         raise XpucError(f"expected one gpu.binary, found {len(binaries)}")
-    # no binary: a parfor with nothing to launch
-    lowered.spirv = disjoint.declare_noalias(
-        gpu.ObjectAttr(binaries[0].attributes["objects"][0]).object) if binaries else b""
-    return module
+    return gpu.ObjectAttr(binaries[0].attributes["objects"][0]).object if binaries else b""
 
 
 def _to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
@@ -287,11 +292,7 @@ def _to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
 
 def _to_ptx(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     _compiler().run(module, pipelines.TO_PTX)
-    binaries = ir_queries.ops_named(module.operation, "gpu.binary")
-    if len(binaries) > 1:
-        raise XpucError(f"expected one gpu.binary, found {len(binaries)}")
-    # no binary: a parfor with nothing to launch
-    lowered.ptx = gpu.ObjectAttr(binaries[0].attributes["objects"][0]).object if binaries else b""
+    lowered.ptx = _binary_object(module)
     return module
 
 
