@@ -229,3 +229,67 @@ def test_messages_name_the_users_variables_never_numbas_temporaries(body, named)
     message = str(info.value)
     assert named in message
     assert "$" not in message and "msg." not in message
+
+
+def _size_mismatch_sum_of_a_method(x, y):
+    return x + np.sqrt(y).sum(axis=0)
+
+
+def _size_mismatch_constructor(x, n):
+    return x + np.ones(n)
+
+
+def _size_mismatch_slice(x, y):
+    return x[1:] + y
+
+
+@pytest.mark.parametrize("fn, args, named", [
+    (_size_mismatch_sum_of_a_method, (np.ones(4), np.ones((3, 5))),
+     "Sizes of x, np.sqrt(...).sum(...) do not match"),
+    (_size_mismatch_constructor, (np.ones(4), 5), "Sizes of x, np.ones(...) do not match"),
+    (_size_mismatch_slice, (np.ones(4), np.ones(4)), "Sizes of x[...], y do not match"),
+])
+def test_size_checks_name_arrays_by_what_computed_them(fn, args, named):
+    """Numba's size checks name temporaries (``$34call.5``); xpuc's name the
+    user's call, subscript or variable, with the user's line."""
+    with xpuc.device_context(DEVICE), pytest.raises(AssertionError) as error:
+        xpuc.jit(fn)(*args)
+    message = str(error.value)
+    assert message.startswith(named), message
+    assert message.endswith(f"({fn.__code__.co_firstlineno + 1})")
+    assert "$" not in message
+
+
+def test_device_arrays_as_globals_or_closure_variables_are_refused_by_name():
+    """Numba would bake a global array into the code as a constant; a device
+    array's memory is not the host's to copy (it failed inside Numba with an
+    AttributeError or an untyped-global TypingError)."""
+    dpnp = pytest.importorskip("dpnp")
+    shared = dpnp.ones(4, usm_type="shared")
+    line = _adds_the_global.__code__.co_firstlineno + 1
+
+    for held in (shared, shared.get_array()):
+        globals()["_DEVICE_GLOBAL"] = held
+        with pytest.raises(xpuc.UnsupportedError) as refusal:
+            xpuc.jit(_adds_the_global)(dpnp.ones(4, usm_type="shared"))
+        assert str(refusal.value).startswith(
+            f"{__file__}:{line}: the global '_DEVICE_GLOBAL' is a device array (")
+        assert "pass it to the function as an argument" in str(refusal.value)
+
+    def closure(a):
+        return a + shared
+
+    with pytest.raises(xpuc.UnsupportedError, match="the closure variable 'shared' is a device"):
+        xpuc.jit(closure)(dpnp.ones(4, usm_type="shared"))
+
+    @xpuc.kernel
+    def kernel(a):
+        i = xpuc.get_global_id(0)
+        a[i] = a[i] + shared[i]
+
+    with pytest.raises(xpuc.UnsupportedError, match="the closure variable 'shared' is a device"):
+        kernel[4](dpnp.ones(4, usm_type="shared"))
+
+
+def _adds_the_global(a):
+    return a + _DEVICE_GLOBAL  # noqa: F821 (set by the test)

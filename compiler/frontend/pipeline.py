@@ -32,12 +32,14 @@ from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
 from .device_functions import InlineDeviceFunctions
+from .device_globals import RefuseDeviceGlobals
 from .dpnp_functions import DpnpAsNumPy
 from .float32_typing import PythonFloatsAsFloat32, WeakIntLiterals
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 from .inplace_operators import InplaceArrayOperators
 from .numpy_functions import checked_dot_parallel_impl
+from .size_check_messages import NameSizeChecks, RecordArrayDefinitions
 from .user_locations import LocateInlinedCalls, RelocateLibraryCode, TagCallSites
 
 
@@ -115,10 +117,13 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
             pm.add_pass_after(DpnpAsNumPy, InlineDeviceFunctions)
+            pm.add_pass_after(RefuseDeviceGlobals, DpnpAsNumPy)
             # before anything is inlined, and once parfors are made
             pm.add_pass_after(TagCallSites, PreLowerStripPhis)
             pm.add_pass_after(LocateInlinedCalls, PreParforPass)
+            pm.add_pass_after(RecordArrayDefinitions, LocateInlinedCalls)
             pm.add_pass_after(RelocateLibraryCode, ParforPreLoweringPass)
+            pm.add_pass_after(NameSizeChecks, RelocateLibraryCode)
             if not offload.target.fp64:
                 pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
                 pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)
@@ -140,6 +145,7 @@ class CpuCompiler(CompilerBase):
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
         pm.add_pass_after(DpnpAsNumPy, InlineInlinables)
+        pm.add_pass_after(RefuseDeviceGlobals, DpnpAsNumPy)
         pm.finalize()
         return [pm]
 
@@ -168,6 +174,7 @@ class _KernelTyping(CompilerBase):
         pm = DefaultPassBuilder.define_untyped_pipeline(self.state)
         pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
         pm.add_pass_after(DpnpAsNumPy, InlineDeviceFunctions)
+        pm.add_pass_after(RefuseDeviceGlobals, DpnpAsNumPy)
         if not self.fp64:
             pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
             pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)

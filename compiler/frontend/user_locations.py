@@ -135,6 +135,10 @@ def _spelled(func_ir: ir.FunctionIR, var: ir.Var, depth: int = 0) -> str | None:
     definition = guard(get_definition, func_ir, var)
     if isinstance(definition, (ir.Global, ir.FreeVar)):
         return definition.name
+    if isinstance(definition, ir.Expr) and definition.op == "call" and depth < 4:
+        # a method of a call's result: np.sqrt(y).sum
+        callee = _spelled(func_ir, definition.func, depth + 1)
+        return None if callee is None else f"{callee}(...)"
     if isinstance(definition, ir.Expr) and definition.op == "getattr" and depth < 4:  # a.b.c.d
         base = _spelled(func_ir, definition.value, depth + 1)
         if base is None and not definition.value.name.startswith("$"):
