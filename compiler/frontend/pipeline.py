@@ -31,6 +31,7 @@ from numba.parfors import parfor
 from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
+from .constant_arrays import HoistConstantArrays
 from .device_functions import InlineDeviceFunctions
 from .device_globals import RefuseDeviceGlobals
 from .dpnp_functions import DpnpAsNumPy
@@ -124,6 +125,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm.add_pass_after(RecordArrayDefinitions, LocateInlinedCalls)
             pm.add_pass_after(RelocateLibraryCode, ParforPreLoweringPass)
             pm.add_pass_after(NameSizeChecks, RelocateLibraryCode)
+            pm.add_pass_after(HoistConstantArrays, NameSizeChecks)
             if not offload.target.fp64:
                 pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
                 pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)
