@@ -31,7 +31,13 @@ from numba.parfors import array_analysis
 from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
-from .parfor_updates import IterationOwnership, OwnedItem, _reads_metadata, _root, _statements
+from .parfor_updates import (
+    IterationOwnership,
+    OwnedItem,
+    body_statements,
+    reads_metadata,
+    root_variable,
+)
 from .translation import Translation, index_of, user_names, where
 
 # calls that read an array's shape, no element
@@ -57,7 +63,7 @@ def check_loop_carried(t: Translation) -> None:
     own = {nest.index_variable.name for nest in t.parfor.loop_nests}
     ownership = IterationOwnership(t)
     accesses: dict[str, list[_Access]] = {}
-    for stmt, _ in _statements(t.parfor):
+    for stmt, _ in body_statements(t.parfor):
         if stmt in t.shared_updates:
             continue
         for array, access in _accesses(t, ownership, stmt):
@@ -85,7 +91,7 @@ def check_loop_carried(t: Translation) -> None:
 def _accesses(t: Translation, ownership: IterationOwnership,
               stmt: ir.Stmt) -> list[tuple[str, _Access]]:
     """The accesses ``stmt`` makes to arrays from outside the body."""
-    if isinstance(stmt, (ir.Del, Parfor)) or _reads_metadata(stmt):
+    if isinstance(stmt, (ir.Del, Parfor)) or reads_metadata(stmt):
         return []
     found = []
     used = stmt.list_vars()
@@ -130,7 +136,7 @@ def _base(t: Translation, var: ir.Var) -> tuple[str, object] | None:
     """``(array, view)`` when ``var`` is an array from outside the body
     (``view`` None) or a view of one, ``view`` then the getitem of the array
     that made the outermost view."""
-    root = _root(t, var)
+    root = root_variable(t, var)
     if root.name in t.arrays:
         return root.name, None
     definition = t.definition(root)

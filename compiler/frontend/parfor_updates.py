@@ -45,7 +45,15 @@ from numba.core import ir
 from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
-from .translation import SharedUpdate, Translation, constant_value, described, index_of, where
+from .translation import (
+    SharedUpdate,
+    Translation,
+    constant_value,
+    described,
+    index_of,
+    nested_statements,
+    where,
+)
 
 # the callees of an update ``a[k] = f(a[k], x)``
 _UPDATE_OPERATORS = {operator.add, operator.iadd, operator.sub, operator.isub, operator.mul,
@@ -53,18 +61,11 @@ _UPDATE_OPERATORS = {operator.add, operator.iadd, operator.sub, operator.isub, o
 _UPDATE_CALLEES = {builtins.min, builtins.max, np.minimum, np.maximum}
 
 
-def _statements(parfor: Parfor) -> list[tuple[ir.Stmt, ir.Block]]:
+def body_statements(parfor: Parfor) -> list[tuple[ir.Stmt, ir.Block]]:
     """The statements of ``parfor``'s body, of the parfors nested in it too
     (serial loops in its work-items), with their blocks."""
-    found = []
-    blocks = list(parfor.loop_body.values())
-    while blocks:
-        block = blocks.pop()
-        for stmt in block.body:
-            if isinstance(stmt, Parfor):
-                blocks += [stmt.init_block, *stmt.loop_body.values()]
-            found.append((stmt, block))
-    return found
+    return list(nested_statements(parfor.loop_body.values()))
+
 
 
 def find_shared_updates(t: Translation) -> dict[ir.Stmt, SharedUpdate]:
@@ -72,7 +73,7 @@ def find_shared_updates(t: Translation) -> dict[ir.Stmt, SharedUpdate]:
     iterations may share, each with what the update combines; every update of
     an array that has one is among them (``h[i] += 1`` beside ``h[idx[i]] += 1``
     too), so that no plain store races with an atomic one."""
-    statements = _statements(t.parfor)
+    statements = body_statements(t.parfor)
     ownership = IterationOwnership(t)
     own = {nest.index_variable.name for nest in t.parfor.loop_nests}
     updates: dict[ir.Stmt, SharedUpdate] = {}
@@ -80,7 +81,7 @@ def find_shared_updates(t: Translation) -> dict[ir.Stmt, SharedUpdate]:
     for stmt, block in statements:
         if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
             continue
-        array = _root(t, stmt.target).name
+        array = root_variable(t, stmt.target).name
         if array not in t.arrays:  # made in the body: the work-item's own
             continue
         update = _update(t, stmt, block)
@@ -96,7 +97,7 @@ def find_shared_updates(t: Translation) -> dict[ir.Stmt, SharedUpdate]:
         if shared:
             shared_arrays.setdefault(array, stmt)
     updates = {stmt: u for stmt, u in updates.items()
-               if _root(t, stmt.target).name in shared_arrays}
+               if root_variable(t, stmt.target).name in shared_arrays}
     _check_no_other_use(t, statements, updates, shared_arrays)
     return updates
 
@@ -112,7 +113,7 @@ def _check_no_other_use(t: Translation, statements: list[tuple[ir.Stmt, ir.Block
         if isinstance(stmt, (ir.Del, Parfor)) or stmt in updates:
             continue
         assigned = stmt.target.name if isinstance(stmt, ir.Assign) else None
-        if assigned in reads or _reads_metadata(stmt):  # no other use of the elements
+        if assigned in reads or reads_metadata(stmt):  # no other use of the elements
             continue
         for var in stmt.list_vars():
             update = reads.get(var.name) or results.get(var.name)
@@ -121,7 +122,7 @@ def _check_no_other_use(t: Translation, statements: list[tuple[ir.Stmt, ir.Block
                     f"{where(stmt.loc)}: the value of {described(update.target)}'s element "
                     f"updated on line {update.loc.line} used besides that update, which is "
                     "atomic (several iterations may update the element at once)")
-            first = shared_arrays.get(_root(t, var).name)
+            first = shared_arrays.get(root_variable(t, var).name)
             if first is not None:
                 raise UnsupportedError(
                     f"{where(stmt.loc)}: {described(var)} used here and updated on line "
@@ -130,7 +131,7 @@ def _check_no_other_use(t: Translation, statements: list[tuple[ir.Stmt, ir.Block
                     "updates (+=, -=, *=, min, max)")
 
 
-def _reads_metadata(stmt: ir.Stmt) -> bool:
+def reads_metadata(stmt: ir.Stmt) -> bool:
     """Whether ``stmt`` reads an array's metadata (``h.shape``), no element."""
     return (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
             and stmt.value.op == "getattr" and stmt.value.attr in _METADATA)
@@ -139,10 +140,10 @@ def _reads_metadata(stmt: ir.Stmt) -> bool:
 _METADATA = {"shape", "size", "ndim", "strides", "dtype", "itemsize"}
 
 
-def _root(t: Translation, var: ir.Var) -> ir.Var:
+def root_variable(t: Translation, var: ir.Var) -> ir.Var:
     """The variable ``var`` is a copy of (``h`` for ``h2 = h``), or ``var``."""
     definition = t.definition(var)
-    return _root(t, definition) if isinstance(definition, ir.Var) else var
+    return root_variable(t, definition) if isinstance(definition, ir.Var) else var
 
 
 # an integer polynomial: each monomial (the sorted names of the variables it
@@ -176,7 +177,7 @@ class IterationOwnership:
         # every assignment in the body, by variable: one not assigned there
         # has the same value in every iteration
         self.assignments: dict[str, list[tuple[object, ir.Block | None]]] = {}
-        for stmt, block in _statements(t.parfor):
+        for stmt, block in body_statements(t.parfor):
             if isinstance(stmt, ir.Assign):
                 self.assignments.setdefault(stmt.target.name, []).append((stmt.value, block))
             elif isinstance(stmt, Parfor):  # a nested prange's index: no polynomial
@@ -189,7 +190,7 @@ class IterationOwnership:
         tuple's), as owned, or None."""
         if not isinstance(index, ir.Var):
             return []
-        definition = self.t.definition(_root(self.t, index))
+        definition = self.t.definition(root_variable(self.t, index))
         items = definition.items if (isinstance(definition, ir.Expr)
                                      and definition.op == "build_tuple") else [index]
         return [self._owned(item) for item in items]
@@ -215,7 +216,7 @@ class IterationOwnership:
         return not any(name in self.nests or self.loop_owners.get(name) for name in names)
 
     def _polynomial(self, var: ir.Var) -> Polynomial | None:
-        var = _root(self.t, var)
+        var = root_variable(self.t, var)
         name = var.name
         if name in self.nests or name not in self.assignments or self._loop_owner(var):
             return {(name,): 1}
@@ -274,7 +275,7 @@ class IterationOwnership:
                 following = _sum(following, {rest: k})
         if following == start:  # the same range in every iteration
             return False
-        stop = _root(self.t, stop)
+        stop = root_variable(self.t, stop)
         for value, block in self.assignments.get(stop.name, [(stop, None)]):
             gaps = [_difference(following, end) for end in self._bounds(value)]
             if not (any(set(gap) <= {()} and gap.get((), 0) >= 0 for gap in gaps)
@@ -285,7 +286,8 @@ class IterationOwnership:
     def _bounds(self, value: object) -> list[Polynomial]:
         """Polynomials that ``value`` is at most: its own, or each argument's
         of a ``min(...)`` it is."""
-        call = self.t.definition(_root(self.t, value)) if isinstance(value, ir.Var) else value
+        call = self.t.definition(root_variable(self.t, value)) if isinstance(
+            value, ir.Var) else value
         if isinstance(call, ir.Expr) and call.op == "call" and not call.vararg \
                 and _callee(self.t, call) is builtins.min:
             return [bound for argument in call.args for bound in self._bounds(argument)]
@@ -377,7 +379,7 @@ def _reads_same_element(t: Translation, var: ir.Var, stmt: ir.SetItem | ir.Stati
     """Whether ``var`` is assigned a read of the element ``stmt`` stores to."""
     read = t.definition(var)
     return (isinstance(read, ir.Expr) and read.op in ("getitem", "static_getitem")
-            and _root(t, read.value).name == _root(t, stmt.target).name
+            and root_variable(t, read.value).name == root_variable(t, stmt.target).name
             and _same_index(t, index_of(read), index_of(stmt)))
 
 
@@ -401,7 +403,7 @@ def _same_index(t: Translation, first: object, second: object) -> bool:
     twice, as ``h[idx[i]] = max(h[idx[i]], v)`` does)."""
     if not (isinstance(first, ir.Var) and isinstance(second, ir.Var)):
         return first == second
-    first, second = _root(t, first), _root(t, second)
+    first, second = root_variable(t, first), root_variable(t, second)
     if first.name == second.name:
         return True
     one, other = t.definition(first), t.definition(second)

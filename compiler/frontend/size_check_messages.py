@@ -15,26 +15,15 @@ type is rewritten with the value.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.parfors import array_analysis
-from numba.parfors.parfor import Parfor
 
+from .translation import nested_statements
 from .user_locations import CallSite, inlined_call, user_names
 
 _MESSAGE = re.compile(r"^Sizes of (?P<names>.*) do not match on (?P<where>.*)$", re.DOTALL)
-
-
-def _statements(blocks: dict[int, ir.Block]) -> Iterator[ir.Stmt]:
-    """Every statement of ``blocks``, with those of the parfors among them."""
-    for block in blocks.values():
-        for stmt in block.body:
-            yield stmt
-            if isinstance(stmt, Parfor):
-                yield from _statements({0: stmt.init_block})
-                yield from _statements(stmt.loop_body)
 
 
 def described_array(name: str, definitions: dict[str, ir.Assign], depth: int = 0) -> str:
@@ -65,7 +54,7 @@ def described_array(name: str, definitions: dict[str, ir.Assign], depth: int = 0
 
 
 def _definitions(blocks: dict[int, ir.Block]) -> dict[str, ir.Assign]:
-    return {stmt.target.name: stmt for stmt in _statements(blocks)
+    return {stmt.target.name: stmt for stmt, _ in nested_statements(blocks.values())
             if isinstance(stmt, ir.Assign)}
 
 
@@ -97,7 +86,7 @@ class NameSizeChecks(FunctionPass):
         definitions = {**state.metadata.get("xpuc_array_definitions", {}),
                        **_definitions(state.func_ir.blocks)}
         changed = False
-        for stmt in _statements(state.func_ir.blocks):
+        for stmt, _ in nested_statements(state.func_ir.blocks.values()):
             if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
                     and stmt.value.op == "call"):
                 continue

@@ -18,7 +18,7 @@ and the rules of the statements every body has (assignments, constants).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import ClassVar
@@ -361,20 +361,28 @@ class Translation:
         return scalar_type(self.typemap[var.name], described(var), var.loc)
 
 
+def nested_statements(blocks: Iterable[ir.Block]) -> Iterator[tuple[ir.Stmt, ir.Block]]:
+    """The statements of ``blocks`` and of the parfors among them (their init
+    blocks and bodies), each with its block."""
+    pending = list(blocks)
+    while pending:
+        block = pending.pop()
+        for stmt in block.body:
+            if isinstance(stmt, Parfor):
+                pending += [stmt.init_block, *stmt.loop_body.values()]
+            yield stmt, block
+
+
 def _definitions(parfor: Parfor) -> dict[str, object]:
     """What each variable of the parfor (and the parfors nested in it) is
     assigned, when it is assigned once."""
     found: dict[str, object] = {}
     seen: set[str] = set()
-    blocks = [parfor.init_block, *parfor.loop_body.values()]
-    while blocks:
-        for stmt in blocks.pop().body:
-            if isinstance(stmt, Parfor):
-                blocks += [stmt.init_block, *stmt.loop_body.values()]
-            elif isinstance(stmt, ir.Assign):
-                name = stmt.target.name
-                found[name] = None if name in seen else stmt.value
-                seen.add(name)
+    for stmt, _ in nested_statements([parfor.init_block, *parfor.loop_body.values()]):
+        if isinstance(stmt, ir.Assign):
+            name = stmt.target.name
+            found[name] = None if name in seen else stmt.value
+            seen.add(name)
     return found
 
 
