@@ -293,3 +293,24 @@ def test_device_arrays_as_globals_or_closure_variables_are_refused_by_name():
 
 def _adds_the_global(a):
     return a + _DEVICE_GLOBAL  # noqa: F821 (set by the test)
+
+
+_TABLE = np.array([1.0, 2.0, 3.0])
+
+
+def test_a_global_numpy_array_in_a_kernel_is_refused_by_name():
+    """Parfors take such arrays as arguments (test_constant_arrays.py); an
+    explicit kernel's arguments are the user's."""
+    dpnp = pytest.importorskip("dpnp")
+
+    @xpuc.kernel
+    def scale(a):
+        i = xpuc.get_global_id(0)
+        a[i] = a[i] * _TABLE[i % 3]
+
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        scale[6](dpnp.ones(6, usm_type="shared"))
+    line = scale.py_func.__code__.co_firstlineno + 3
+    assert str(refusal.value) == (
+        f"{__file__}:{line}: a global or closure array read in a kernel, which cannot hold "
+        "one as a constant: pass it to the kernel as an argument")

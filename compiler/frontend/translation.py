@@ -505,7 +505,12 @@ def literal(t: Translation, value: object, target: ir.Var | None, loc: ir.Loc) -
         return slice_of(*bounds, value.step, loc)
     if callable(value) or isinstance(value, ModuleType):
         return CalleeValue(value)
-    raise UnsupportedError(f"{where(loc)}: constant {value!r} in a parfor body")
+    if isinstance(value, np.ndarray):
+        # a parfor's are kernel arguments (constant_arrays.py): this is a kernel's
+        raise UnsupportedError(
+            f"{where(loc)}: a global or closure array read in a kernel, which cannot hold "
+            "one as a constant: pass it to the kernel as an argument")
+    raise UnsupportedError(f"{where(loc)}: constant {value!r} in device code")
 
 
 # ---- kernel arguments and blocks -------------------------------------------------
