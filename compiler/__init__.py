@@ -10,8 +10,8 @@ configure_opencl_loader()
 warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"dpctl(\..*)?")
 
 from . import (  # noqa: E402
-    array_library,
     atomic,
+    errors,
     group,
     local,
     private,
@@ -71,7 +71,7 @@ def __getattr__(name: str) -> object:
     # PEP 562: ExecutionPlacementError is the array library's class, imported
     # (with all of dpnp, on dpnp's stack) when first used, not with xpuc
     if name == "ExecutionPlacementError":
-        return array_library.placement_error_class()
+        return errors.placement_error_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -173,16 +173,25 @@ def _context_of(device: dpctl.SyclDevice) -> dpctl.SyclContext:
 
 
 class CudaQueue:
-    """Where a device context on CUDA device ``cuda:N`` runs calls: the device
-    and the runtime's queue on it, one per device (``as_queue`` makes it
-    once)."""
+    """Where calls on CUDA device ``cuda:N`` run (a device context's, CUDA
+    arrays' own): the device and the runtime's queue on it, one per device
+    (``as_queue`` makes it once)."""
 
     def __init__(self, device: cuda_runtime.CudaDevice) -> None:
         self.device = device
-        self.runtime_queue = runtime.CudaQueue(device.ordinal)
+
+    @functools.cached_property
+    def runtime_queue(self) -> runtime.CudaQueue:
+        # made by the first call that runs here: placement's errors need none
+        return runtime.CudaQueue(self.device.ordinal)
+
+    @property
+    def name(self) -> str:
+        """``cuda:N``, which gives this queue back through ``as_queue``."""
+        return f"cuda:{self.device.ordinal}"
 
     def __repr__(self) -> str:
-        return f"<xpuc CUDA queue on cuda:{self.device.ordinal} ({self.device.name})>"
+        return f"<xpuc CUDA queue on {self.name} ({self.device.name})>"
 
 
 def _cuda_ordinal(name: str) -> int | None:
@@ -196,13 +205,21 @@ def _cuda_ordinal(name: str) -> int | None:
 
 
 @functools.cache
-def _cuda_queue(ordinal: int) -> CudaQueue:
+def cuda_queue(ordinal: int) -> CudaQueue:
+    """The queue of CUDA device ``ordinal``, made once."""
     return CudaQueue(cuda_runtime.CudaDevice.open(ordinal))
 
 
 def device_of(queue: dpctl.SyclQueue | CudaQueue) -> dpctl.SyclDevice | cuda_runtime.CudaDevice:
     """The device a call on ``queue`` compiles for."""
     return queue.device if isinstance(queue, CudaQueue) else queue.sycl_device
+
+
+def describe_queue(queue: dpctl.SyclQueue | CudaQueue) -> str:
+    """The device of ``queue`` for messages: its name and model."""
+    if isinstance(queue, CudaQueue):
+        return f"{queue.name} ({queue.device.name})"
+    return describe(queue.sycl_device)
 
 
 def runtime_queue(queue: dpctl.SyclQueue | CudaQueue) -> runtime.Queue:
@@ -218,7 +235,7 @@ def as_queue(device: DeviceLike | CudaQueue | None) -> dpctl.SyclQueue | CudaQue
     if isinstance(device, CudaQueue):
         return device
     if isinstance(device, str) and (ordinal := _cuda_ordinal(device)) is not None:
-        return _cuda_queue(ordinal)
+        return cuda_queue(ordinal)
     dpctl = _dpctl()
     if isinstance(device, dpctl.SyclQueue):
         return device
@@ -309,10 +326,11 @@ class OffloadTo:
     ``device_context(p.queue)``, from any thread. Pickles as the name of its
     device (a new process makes its own queue there)."""
 
-    def __init__(self, device: DeviceLike) -> None:
+    def __init__(self, device: DeviceLike | CudaQueue) -> None:
         self.queue = as_queue(device)
         # a sub-device split off outside xpuc has no name: it cannot travel
-        self._name = device_name(self.queue.sycl_device)
+        self._name = (self.queue.name if isinstance(self.queue, CudaQueue)
+                      else device_name(self.queue.sycl_device))
 
     def __call__(self, function: Callable) -> Callable:
         return _Offloaded(self, function)
@@ -320,13 +338,13 @@ class OffloadTo:
     def __reduce__(self) -> tuple:
         if self._name is None:
             raise DeviceError(
-                f"cannot pickle a placement on {describe(self.queue.sycl_device)}: it was "
+                f"cannot pickle a placement on {describe_queue(self.queue)}: it was "
                 "split off outside xpuc, so no name gives it back in another process; "
                 "name it instead, e.g. xpuc.offload_to('opencl:cpu:0/partition=1/0')")
         return (OffloadTo, (self._name,))
 
     def __repr__(self) -> str:
-        return f"xpuc.offload_to({describe(self.queue.sycl_device)!r})"
+        return f"xpuc.offload_to({describe_queue(self.queue)!r})"
 
 
 class _Offloaded:
@@ -345,7 +363,7 @@ class _Offloaded:
         return (_Offloaded, (self.placement, self.function))
 
 
-def offload_to(device: DeviceLike) -> OffloadTo:
+def offload_to(device: DeviceLike | CudaQueue) -> OffloadTo:
     """A placement on ``device`` (a device name, device or queue): ``p(f)``
     runs ``f`` with NumPy arguments on ``p.queue``."""
     return OffloadTo(device)

@@ -32,6 +32,7 @@ from .frontend import (
     compiler_for,
     link_runtime,
 )
+from .frontend.cuda_arrays import CudaArrayArgument, argument_type
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
 from .placement import Placement, call_key, place
@@ -241,15 +242,17 @@ def _floats_as_float32(args: tuple) -> tuple:
 
 
 def _exact_types(args: tuple) -> tuple | None:
-    """Numba's types of ``args`` if they are all ``usm_ndarray``, float,
-    float32, bool or int (typed without Numba's typeof: as it types them),
-    else None."""
+    """Numba's types of ``args`` if they are all ``usm_ndarray``, CUDA
+    arrays as placed (``CudaArrayArgument``), float, float32, bool or int
+    (typed without Numba's typeof: as it types them), else None."""
     found = []
     usm_ndarray = array_library.loaded_usm_ndarray  # place() loaded it for USM arguments
     for value in args:
         kind = type(value)
         if kind is usm_ndarray:
             found.append(usm_ndarray_type(value))
+        elif kind is CudaArrayArgument:
+            found.append(argument_type(value))
         elif kind is float:
             found.append(types.float64)
         elif kind is np.float32:

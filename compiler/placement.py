@@ -1,10 +1,12 @@
 """Where a call runs (SPEC rules 1-6): computation follows data.
 
-USM arrays name their queue, and the call runs there with no copies; NumPy
-arrays run on the innermost device context's queue, copied to the device as
-the runtime needs them; with neither, the call is plain Numba on the CPU.
-Mixtures that leave the device ambiguous raise ``ExecutionPlacementError``
-before any work is done.
+Device arrays name their device, and the call runs there with no copies: USM
+arrays (SYCL) on their queue, CUDA arrays (``__cuda_array_interface__``,
+DLPack on a CUDA device) on their CUDA device; each kind is an ``ArrayKind``
+below. NumPy arrays run on the innermost device context's queue, copied to
+the device as the runtime needs them; with neither, the call is plain Numba
+on the CPU. Mixtures that leave the device ambiguous raise
+``ExecutionPlacementError`` before any work is done.
 """
 
 from __future__ import annotations
@@ -19,8 +21,15 @@ import numpy as np
 
 from . import array_library, runtime
 from .array_library import dpnp_array_class, is_dpnp_array, is_usm_ndarray, tensor_library
-from .device import CudaQueue, as_queue, describe, get_current_queue
+from .device import CudaQueue, as_queue, cuda_queue, describe_queue, get_current_queue
 from .errors import placement_error
+from .frontend.cuda_arrays import (
+    CudaArrayArgument,
+    cuda_ordinal,
+    cuda_result,
+    is_cuda_array,
+    library_of,
+)
 from .frontend.dpnp_constructors import Constructed, constructed_by
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
 
@@ -48,17 +57,18 @@ def is_usm_array(value: object) -> bool:
         not isinstance(value, np.ndarray) and hasattr(value, "__sycl_usm_array_interface__"))
 
 
-def _queue_of(value: object) -> dpctl.SyclQueue:
+def _usm_queue(value: object) -> dpctl.SyclQueue:
     """A USM array's queue. An object that offers only
     ``__sycl_usm_array_interface__`` names it through the array library's view."""
     queue = getattr(value, "sycl_queue", None)
     return queue if queue is not None else tensor_library().asarray(value).sycl_queue
 
 
-def _describe(queue: dpctl.SyclQueue | CudaQueue) -> str:
-    if isinstance(queue, CudaQueue):
-        return f"cuda:{queue.device.ordinal} ({queue.device.name})"
-    return describe(queue.sycl_device)
+def _cuda_queue(value: object) -> CudaQueue | None:
+    """A CUDA array's device's queue; None for one with no memory that names
+    no device (it goes where the call's other arrays go)."""
+    ordinal = cuda_ordinal(value)
+    return None if ordinal is None else cuda_queue(ordinal)
 
 
 def _difference(a: dpctl.SyclQueue | CudaQueue, b: dpctl.SyclQueue | CudaQueue) -> str:
@@ -79,22 +89,28 @@ class Placement:
     args: tuple
     kwargs: dict
     resident: list[tuple[int, int]] = field(default_factory=list)
-    usm_type: str | None = None  # of the outputs, when USM arrays came in
+    usm_type: str | None = None  # of the outputs, when device arrays came in
     dpnp_out: bool = False  # dpnp arrays in, so dpnp arrays out
     # the USM arguments' queues other than ``queue``, whose work the call waited for
     waited: tuple[dpctl.SyclQueue, ...] = ()
+    kind: str = "USM"  # of the device arrays that came in, for messages
+    # what the result becomes, where the device arrays' kind decides it
+    results: Callable[[Any], Any] | None = None
 
     @property
     def reason(self) -> str:
         """Why the call offloads, for messages (worked out only for one)."""
         if self.usm_type is None:
             return "inside a device context"
-        return f"USM arguments on {_describe(self.queue)}"
+        return f"{self.kind} arguments on {describe_queue(self.queue)}"
 
     def finish(self, result: Any) -> Any:
         """The call's result as the caller gets it: with USM arrays in, every
         array out is USM on the queue (``usm_ndarray``, or dpnp's array, as
-        also out of functions that make dpnp arrays)."""
+        also out of functions that make dpnp arrays); with CUDA arrays in,
+        what ``results`` makes of it."""
+        if self.results is not None:
+            return self.results(result)
         if self.usm_type is None and not self.dpnp_out:
             return result
         if isinstance(result, tuple):
@@ -178,48 +194,34 @@ def _named(py_func: Callable, args: tuple, kwargs: dict) -> list[tuple[str, obje
             for item in _items(name, value)]
 
 
-def _arrays(values: tuple | list, usm: list, numpy: list) -> None:
-    """Collect the USM and the NumPy arrays among ``values`` and the items of
-    their tuples. Names are only worked out for an error: every call passes
-    here, and the common one has nothing to complain about."""
-    for value in values:
-        if isinstance(value, tuple):
-            _arrays(value, usm, numpy)
-        elif isinstance(value, np.ndarray):
-            numpy.append(value)
-        elif is_usm_array(value):
-            usm.append(value)
+@dataclass(frozen=True)
+class ArrayKind:
+    """A kind of array that lives on a device and names it: a call with such
+    arrays runs on their device and uses them in place. ``place`` makes the
+    call's placement on ``queue`` from the arrays (of this kind, on queues
+    equivalent to it; ``others`` are those queues besides ``queue``), and
+    the texts say how users move arrays, for messages."""
+
+    name: str  # "USM", "CUDA"
+    places: str  # what such arrays are on, for messages: "queues", "devices"
+    recognises: Callable[[object], bool]
+    queue_of: Callable[[object], Any]
+    place: Callable[..., Placement]
+    # how to bring NumPy arrays to such arrays' device
+    from_numpy: str
+    # how to move array {name} to {other}'s queue (device {device})
+    to_queue: str
+    # how to move array {name} to the device context's device {device}
+    to_context: str
 
 
-def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
-    """Where ``py_func(*args, **kwargs)`` runs, or None for the CPU."""
-    usm: list = []
-    numpy: list = []
-    _arrays(args, usm, numpy)
-    if kwargs:
-        _arrays(tuple(kwargs.values()), usm, numpy)
-    context = get_current_queue()
-    constructed = constructed_by(py_func)
-    if constructed is not None:
-        return _place_constructing(py_func, args, kwargs, constructed, usm, numpy, context)
-    return _place_by_arguments(py_func, args, kwargs, usm, numpy, context)
-
-
-def _place_by_arguments(py_func: Callable, args: tuple, kwargs: dict, usm: list, numpy: list,
-                        context: dpctl.SyclQueue | None) -> Placement | None:
-    """Where the call runs by its USM and NumPy arguments and the device context."""
-    if not usm:
-        return None if context is None else _on_queue(context, args, kwargs, numpy)
-
-    queue = _queue_of(usm[0])
-    others = {id(q): q for v in usm[1:] if (q := _queue_of(v)) is not queue}
-    if (numpy or not all(equivalent(queue, q) for q in others.values())
-            or (context is not None and not equivalent(context, queue))):
-        _refuse(py_func, args, kwargs, context)
+def _place_usm(py_func: Callable, queue: dpctl.SyclQueue, args: tuple, kwargs: dict,
+               usm: list, others: tuple) -> Placement:
+    """The placement of a call with USM arrays (rule 2)."""
     # dpctl's operations return before their kernels finish: the call reads
     # arrays made on other queues once they are done (the runtime waits for
     # the work on the call's own queue)
-    for other in others.values():
+    for other in others:
         other.wait()
     # compiled code takes usm_ndarray; dpnp arrays and other USM objects
     # become one without a copy
@@ -234,11 +236,119 @@ def _place_by_arguments(py_func: Callable, args: tuple, kwargs: dict, usm: list,
         usm = [_as_usm_ndarray(v) for v in usm]
     usm_type = coerce_usm_types(usm_type_of(v) for v in usm)
     return Placement(queue, converted, converted_kwargs, usm_type=usm_type, dpnp_out=dpnp_out,
-                     waited=tuple(others.values()))
+                     waited=others)
+
+
+def _place_cuda(py_func: Callable, queue: CudaQueue, args: tuple, kwargs: dict,
+                arrays: list, others: tuple) -> Placement:
+    """The placement of a call with CUDA arrays: compiled code takes each as
+    a ``CudaArrayArgument``, and the arrays it returns come back as arrays
+    of the first one's library. The work queued on their streams is done
+    before the call's first launch: the runtime waits for the device's
+    primary context, all of whose streams CuPy, PyTorch and numba.cuda use."""
+
+    def argument(name: str, value: object) -> object:
+        if isinstance(value, tuple):
+            return tuple(argument(f"{name}[{i}]", v) for i, v in enumerate(value))
+        if not is_cuda_array(value):
+            return value
+        try:
+            return CudaArrayArgument.of(value)
+        except ValueError as error:
+            raise ValueError(f"{py_func.__qualname__}: {name}: {error}") from None
+
+    names = _argument_names(py_func, len(args), kwargs)
+    converted = tuple(argument(n, v) for n, v in zip(names, args))
+    converted_kwargs = {k: argument(k, v) for k, v in kwargs.items()}
+    results = functools.partial(cuda_result, library=library_of(arrays[0]),
+                                device=queue.device)
+    return Placement(queue, converted, converted_kwargs, usm_type="device", kind="CUDA",
+                     results=results)
+
+
+USM_ARRAYS = ArrayKind(
+    "USM", "queues", is_usm_array, _usm_queue, _place_usm,
+    from_numpy="move them to one device with xpuc.asarray",
+    to_queue="move one to the other's queue, e.g. xpuc.asarray({name}, queue={other}.sycl_queue)",
+    to_context="move it there with xpuc.asarray({name}, queue=xpuc.get_current_queue())")
+CUDA_ARRAYS = ArrayKind(
+    "CUDA", "devices", is_cuda_array, _cuda_queue, _place_cuda,
+    from_numpy="copy them to the GPU with the CUDA arrays' library (cupy.asarray, "
+               "torch.as_tensor(x, device='cuda')), or pass NumPy arrays alone inside "
+               "xpuc.device_context('cuda:N')",
+    to_queue="copy one to the other's device ({device}) with its library, e.g. "
+             "cupy.asarray({name}) inside cupy.cuda.Device(N), or {name}.to('cuda:N')",
+    to_context="a call with CUDA arrays runs on their device: call it outside the device "
+               "context, or bring {name} to {device} first")
+ARRAY_KINDS = (USM_ARRAYS, CUDA_ARRAYS)
+
+
+def _kind_of(value: object) -> ArrayKind:
+    """The kind of device array ``value`` (one of ``_arrays``' findings)."""
+    return USM_ARRAYS if is_usm_array(value) else CUDA_ARRAYS
+
+
+def _arrays(values: tuple | list, device: list, numpy: list) -> None:
+    """Collect the device arrays (of any kind) and the NumPy arrays among
+    ``values`` and the items of their tuples. Names are only worked out for
+    an error: every call passes here, and the common one has nothing to
+    complain about."""
+    for value in values:
+        if isinstance(value, tuple):
+            _arrays(value, device, numpy)
+        elif isinstance(value, np.ndarray):
+            numpy.append(value)
+        elif is_usm_array(value) or is_cuda_array(value):
+            device.append(value)
+
+
+def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
+    """Where ``py_func(*args, **kwargs)`` runs, or None for the CPU."""
+    device: list = []
+    numpy: list = []
+    _arrays(args, device, numpy)
+    if kwargs:
+        _arrays(tuple(kwargs.values()), device, numpy)
+    context = get_current_queue()
+    constructed = constructed_by(py_func)
+    if constructed is not None:
+        return _place_constructing(py_func, args, kwargs, constructed, device, numpy, context)
+    return _place_by_arguments(py_func, args, kwargs, device, numpy, context)
+
+
+def _queues_of(arrays: list, context: dpctl.SyclQueue | CudaQueue | None) -> list:
+    """Each array's queue. A CUDA array that names no device takes the
+    others' (else the device context's, else the first CUDA device's)."""
+    queues = [_kind_of(v).queue_of(v) for v in arrays]
+    if None in queues:
+        known = next((q for q in queues if q is not None), None)
+        if known is None:
+            known = context if isinstance(context, CudaQueue) else cuda_queue(0)
+        queues = [known if q is None else q for q in queues]
+    return queues
+
+
+def _place_by_arguments(py_func: Callable, args: tuple, kwargs: dict, arrays: list,
+                        numpy: list, context: dpctl.SyclQueue | CudaQueue | None
+                        ) -> Placement | None:
+    """Where the call runs by its device arrays, its NumPy arrays and the
+    device context."""
+    if not arrays:
+        return None if context is None else _on_queue(context, args, kwargs, numpy)
+    kind = _kind_of(arrays[0])
+    queues = _queues_of(arrays, context)
+    queue = queues[0]
+    others = {id(q): q for q in queues[1:] if q is not queue}
+    if (numpy or any(_kind_of(v) is not kind for v in arrays[1:])
+            or not all(equivalent(queue, q) for q in others.values())
+            or (context is not None and not equivalent(context, queue))):
+        _refuse(py_func, args, kwargs, context)
+    return kind.place(py_func, queue, args, kwargs, arrays, tuple(others.values()))
 
 
 def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructed: Constructed,
-                        usm: list, numpy: list, context: dpctl.SyclQueue | None) -> Placement:
+                        arrays: list, numpy: list, context: dpctl.SyclQueue | None
+                        ) -> Placement:
     """The placement of a call whose function makes USM arrays with dpnp's
     constructors: their queues take part as USM arguments' do (rules 3-6); with
     nothing else to go by, the first of them acts as the device context."""
@@ -255,9 +365,9 @@ def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructe
                 f"{where}: sycl_queue={parameter} of a dpnp constructor is "
                 f"{type(queue).__name__}, not a dpctl.SyclQueue")
         wanted.append((f"sycl_queue={parameter}", queue))
-    if usm:
-        placement = _place_by_arguments(py_func, args, kwargs, usm, numpy, context)
-        chosen, by = placement.queue, "its USM arguments"
+    if arrays:
+        placement = _place_by_arguments(py_func, args, kwargs, arrays, numpy, context)
+        chosen, by = placement.queue, f"its {placement.kind} arguments"
     else:
         if context is not None:
             chosen, by = context, "the device context"
@@ -266,18 +376,24 @@ def _place_constructing(py_func: Callable, args: tuple, kwargs: dict, constructe
         else:
             chosen, by = _device_queue(None), "dpnp's default device"
         placement = _on_queue(chosen, args, kwargs, numpy)
+    if isinstance(chosen, CudaQueue):
+        raise placement_error(
+            f"{where}: it makes arrays with dpnp's constructors, which are SYCL USM arrays, "
+            f"but the call runs on {describe_queue(chosen)} ({by}); make them with NumPy's "
+            "constructors (np.empty, ...) there")
     for name, queue in wanted:
         if not equivalent(queue, chosen):
             raise placement_error(
-                f"{where}: a dpnp constructor's {name} is {_describe(queue)}, but the call "
-                f"runs on {_describe(chosen)} ({by}); arrays a function makes must be on "
+                f"{where}: a dpnp constructor's {name} is {describe_queue(queue)}, but the call "
+                f"runs on {describe_queue(chosen)} ({by}); arrays a function makes must be on "
                 "its device: drop device=/sycl_queue= there, or move the data")
     placement.dpnp_out = True
     return placement
 
 
-def _on_queue(queue: dpctl.SyclQueue, args: tuple, kwargs: dict, numpy: list) -> Placement:
-    """A call on ``queue`` with no USM arguments: its NumPy arrays' memory is
+def _on_queue(queue: dpctl.SyclQueue | CudaQueue, args: tuple, kwargs: dict,
+              numpy: list) -> Placement:
+    """A call on ``queue`` with no device arrays: its NumPy arrays' memory is
     kept on the device for the call."""
     return Placement(queue, args, kwargs, [runtime.byte_extent(v) for v in numpy])
 
@@ -288,32 +404,48 @@ def _device_queue(name: str | None) -> dpctl.SyclQueue:
     return as_queue(name)
 
 
+def _names(items: list[tuple[str, object]]) -> str:
+    return ", ".join(name for name, _ in items)
+
+
 def _refuse(py_func: Callable, args: tuple, kwargs: dict,
-            context: dpctl.SyclQueue | None) -> NoReturn:
+            context: dpctl.SyclQueue | CudaQueue | None) -> NoReturn:
     """Raise the ExecutionPlacementError of a call whose arrays leave its
     device ambiguous, naming them."""
     where = py_func.__qualname__
     items = _named(py_func, args, kwargs)
-    usm = [(n, v) for n, v in items if is_usm_array(v)]
+    arrays = [(n, v) for n, v in items
+              if not isinstance(v, np.ndarray) and any(k.recognises(v) for k in ARRAY_KINDS)]
     numpy = [n for n, v in items if isinstance(v, np.ndarray)]
+    first_name, first = arrays[0]
+    kind = _kind_of(first)
     if numpy:
         raise placement_error(
-            f"{where}: cannot mix NumPy arrays ({', '.join(numpy)}) with USM arrays "
-            f"({', '.join(n for n, _ in usm)}): move them to one device with xpuc.asarray")
-    first_name, first = usm[0]
-    queue = _queue_of(first)
-    for name, value in usm[1:]:
-        other = _queue_of(value)
+            f"{where}: cannot mix NumPy arrays ({', '.join(numpy)}) with {kind.name} arrays "
+            f"({_names(arrays)}): {kind.from_numpy}")
+    queues = _queues_of([v for _, v in arrays], context)
+    other_kind = [i for i, (_, v) in enumerate(arrays) if _kind_of(v) is not kind]
+    if other_kind:
+        same = [item for i, item in enumerate(arrays) if i not in other_kind]
+        other = [arrays[i] for i in other_kind]
+        raise placement_error(
+            f"{where}: cannot mix {kind.name} arrays ({_names(same)}) with "
+            f"{_kind_of(other[0][1]).name} arrays ({_names(other)}): they are on different "
+            f"devices, {describe_queue(queues[0])} and "
+            f"{describe_queue(queues[other_kind[0]])}; bring them to one device")
+    queue = queues[0]
+    for (name, _), other in zip(arrays[1:], queues[1:]):
         if not equivalent(queue, other):
             raise placement_error(
-                f"{where}: USM arrays on different queues: {first_name} on "
-                f"{_describe(queue)}, {name} on {_describe(other)} "
-                f"({_difference(queue, other)}); move one to the other's queue, "
-                f"e.g. xpuc.asarray({name}, queue={first_name}.sycl_queue)")
+                f"{where}: {kind.name} arrays on different {kind.places}: {first_name} on "
+                f"{describe_queue(queue)}, {name} on {describe_queue(other)} "
+                f"({_difference(queue, other)}); "
+                + kind.to_queue.format(name=name, other=first_name,
+                                       device=describe_queue(queue)))
     raise placement_error(
-        f"{where}: {first_name} is on {_describe(queue)}, but the active device context "
-        f"is {_describe(context)} ({_difference(queue, context)}); move it there with "
-        f"xpuc.asarray({first_name}, queue=xpuc.get_current_queue())")
+        f"{where}: {first_name} is on {describe_queue(queue)}, but the active device context "
+        f"is {describe_queue(context)} ({_difference(queue, context)}); "
+        + kind.to_context.format(name=first_name, device=describe_queue(context)))
 
 
 def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = None,
@@ -330,9 +462,14 @@ def asarray(obj: Any, queue: dpctl.SyclQueue | dpctl.SyclDevice | str | None = N
     if queue is not None:
         queue = as_queue(queue)
     elif is_usm_array(obj):
-        queue = _queue_of(obj)
+        queue = _usm_queue(obj)
     else:
         queue = get_current_queue() or as_queue(None)
+    if isinstance(queue, CudaQueue):
+        raise ValueError(
+            f"xpuc.asarray makes SYCL USM arrays, and {describe_queue(queue)} is a CUDA "
+            "device: make arrays there with a CUDA array library (cupy.asarray, "
+            "torch.as_tensor(x, device='cuda')), which xpuc.jit functions take in place")
     if is_usm_array(obj):
         array = _as_usm_ndarray(obj)
         if (array.usm_type == usm_type and array.sycl_context == queue.sycl_context

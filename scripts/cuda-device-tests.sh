@@ -26,4 +26,5 @@ cp "$root/build/cuda/libxpuc_cuda.so" "$root/build/cuda/libxpuc_runtime.so" "$ro
 cd "$root"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -rs --noconftest \
-    -p no:cacheprovider tests/test_cuda_runtime.py tests/test_cuda_jit.py tests/test_without_sycl.py "$@"
+    -p no:cacheprovider tests/test_cuda_runtime.py tests/test_cuda_jit.py tests/test_cuda_placement.py \
+    tests/test_without_sycl.py "$@"

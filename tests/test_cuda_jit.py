@@ -4,6 +4,8 @@ parfors launched as PTX through the runtime's CUDA queue (tests marked
 ``cuda`` skip where there is no GPU; scripts/cuda-device-tests.sh runs them
 there), and the errors where there is none."""
 
+import importlib
+
 import numba
 import numpy as np
 import pytest
@@ -74,3 +76,210 @@ def test_a_malformed_cuda_name_is_a_device_error():
     with pytest.raises(DeviceError, match=r"'cuda:x' is not a CUDA device name: 'cuda' or "
                                           r"'cuda:N'"):
         xpuc.device_context("cuda:x").__enter__()
+
+
+# ---- arrays that live on the GPU, used in place ---------------------------------
+
+
+def _library(name: str):
+    """``name`` imported, or the test skipped saying why it cannot be."""
+    if not HAS_CUDA:
+        pytest.skip("no CUDA device")
+    try:
+        return importlib.import_module(name)
+    except Exception as error:  # numba-cuda 0.30.4 fails on NumPy 2.4: no np.row_stack
+        pytest.skip(f"{name} does not import here: {type(error).__name__}: {error}")
+
+
+@pytest.fixture
+def cp():
+    return _library("cupy")
+
+
+@pytest.fixture
+def torch():
+    return _library("torch")
+
+
+@xpuc.jit
+def _axpy(alpha, x, y):
+    return alpha * x + y
+
+
+@xpuc.jit
+def _sum_of_squares(a):
+    total = 0.0
+    for i in numba.prange(a.shape[0]):
+        total += a[i] * a[i]
+    return total
+
+
+@xpuc.jit
+def _row_sums(x, out):
+    for i in numba.prange(x.shape[0]):
+        acc = 0.0
+        for j in range(x.shape[1]):
+            acc += x[i, j]
+        out[i] = acc
+
+
+@xpuc.jit
+def _doubled_in_place(a):
+    for i in numba.prange(a.shape[0]):
+        a[i] = 2.0 * a[i]
+    return a
+
+
+def _moved_bytes() -> int:
+    stats = xpuc.stats()
+    return stats["h2d_bytes"] + stats["d2h_bytes"]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cupy_arrays_are_computed_in_place_and_give_cupy_arrays(cp, dtype):
+    rng = np.random.default_rng(1)
+    x, y = rng.random(100_003).astype(dtype), rng.random(100_003).astype(dtype)
+    dx, dy = cp.asarray(x), cp.asarray(y)
+    moved, launches = _moved_bytes(), xpuc.stats()["kernel_launches"]
+    result = _axpy(dtype(2.5), dx, dy)
+    assert xpuc.stats()["kernel_launches"] > launches
+    assert _moved_bytes() == moved  # nothing copied either way
+    assert isinstance(result, cp.ndarray) and result.dtype == dtype
+    assert result.device.id == 0
+    np.testing.assert_allclose(cp.asnumpy(result), dtype(2.5) * x + y, rtol=1e-6)
+    total = _sum_of_squares(dx)
+    np.testing.assert_allclose(total, np.sum(x.astype(np.float64) ** 2), rtol=1e-5)
+
+
+@cuda
+def test_prange_with_an_inner_loop_writes_cupy_arrays_in_place(cp):
+    x = np.random.default_rng(2).random((513, 77))
+    out = cp.zeros(513)
+    assert _row_sums(cp.asarray(x), out) is None
+    np.testing.assert_allclose(cp.asnumpy(out), x.sum(axis=1), rtol=1e-12)
+
+
+@cuda
+def test_views_and_strided_cupy_arrays(cp):
+    base = cp.arange(40, dtype=cp.float64)
+    every_other = base[1::2]
+    _doubled_in_place(every_other)  # a strided view: the base changes in place
+    expected = np.arange(40.0)
+    expected[1::2] *= 2.0
+    np.testing.assert_array_equal(cp.asnumpy(base), expected)
+
+    x = np.random.default_rng(3).random((64, 48))
+    transposed = cp.asarray(x).T  # F order
+    out = cp.zeros(48)
+    _row_sums(transposed, out)
+    np.testing.assert_allclose(cp.asnumpy(out), x.T.sum(axis=1), rtol=1e-12)
+    block = cp.asarray(x)[5:37:3, 2:40]
+    out = cp.zeros(block.shape[0])
+    _row_sums(block, out)
+    np.testing.assert_allclose(cp.asnumpy(out), x[5:37:3, 2:40].sum(axis=1), rtol=1e-12)
+
+
+@cuda
+def test_a_whole_argument_returned_is_the_callers_array(cp):
+    a = cp.ones(10)
+    assert _doubled_in_place(a) is a
+    assert float(a.sum()) == 20.0
+
+
+@cuda
+def test_a_call_runs_after_the_work_queued_on_the_arrays_stream(cp):
+    """CuPy's kernels return before they finish; the call reads what the
+    work queued on a non-blocking stream wrote (CAI's ``stream``)."""
+    n = 1 << 22
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        a = cp.zeros(n)
+        for _ in range(50):
+            cp.add(a, 1.0, out=a)
+        total = _sum_of_squares(a)
+    assert total == 2500.0 * n
+
+
+@xpuc.jit
+def _first_and_host_made(a):
+    scale = a[0]  # one element, copied to the host
+    made = np.zeros(3)
+    made[1] = scale
+    return made, a[1:] * scale
+
+
+@cuda
+def test_host_arrays_a_function_makes_come_back_on_the_device(cp):
+    a = cp.arange(1.0, 6.0)
+    made, scaled = _first_and_host_made(a)
+    assert isinstance(made, cp.ndarray) and isinstance(scaled, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(made), [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(cp.asnumpy(scaled), [2.0, 3.0, 4.0, 5.0])
+
+
+@cuda
+def test_torch_cuda_tensors_are_computed_in_place_and_give_tensors(torch):
+    x = torch.rand(10_001, device="cuda", dtype=torch.float32)
+    y = torch.rand(10_001, device="cuda", dtype=torch.float32)
+    moved = _moved_bytes()
+    result = _axpy(np.float32(3.0), x, y)
+    assert _moved_bytes() == moved
+    assert isinstance(result, torch.Tensor) and result.device == x.device
+    np.testing.assert_allclose(result.cpu().numpy(), 3.0 * x.cpu().numpy() + y.cpu().numpy(),
+                               rtol=1e-6)
+    m = torch.rand(300, 20, device="cuda", dtype=torch.float64)
+    out = torch.zeros(300, device="cuda", dtype=torch.float64)
+    _row_sums(m, out)
+    np.testing.assert_allclose(out.cpu().numpy(), m.cpu().numpy().sum(axis=1), rtol=1e-12)
+
+
+@cuda
+def test_numba_cuda_device_arrays():
+    numba_cuda = _library("numba.cuda")
+    a = numba_cuda.to_device(np.arange(8.0))
+    result = _axpy(2.0, a, a)
+    np.testing.assert_array_equal(result.copy_to_host(), 3.0 * np.arange(8.0))
+
+
+class _DLPackOnly:
+    """An array that offers DLPack on a CUDA device and nothing else."""
+
+    def __init__(self, tensor) -> None:
+        self._tensor = tensor
+
+    def __dlpack__(self, **kwargs):
+        return self._tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._tensor.__dlpack_device__()
+
+
+@cuda
+def test_dlpack_alone_on_a_cuda_device_is_used_in_place(torch, cp):
+    x = torch.arange(12, device="cuda", dtype=torch.float64)
+    result = _axpy(2.0, _DLPackOnly(x), _DLPackOnly(x))
+    # no library xpuc knows: an object with both protocols
+    assert type(result).__name__ == "CudaArray"
+    assert result.__dlpack_device__() == (2, 0)
+    assert result.__cuda_array_interface__["shape"] == (12,)
+    np.testing.assert_array_equal(cp.asnumpy(cp.asarray(result)), 3.0 * np.arange(12.0))
+    np.testing.assert_array_equal(torch.from_dlpack(result).cpu().numpy(), 3.0 * np.arange(12.0))
+
+
+@cuda
+def test_offload_to_and_the_default_device_name_cuda(monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")  # every parfor on the device
+    a = np.arange(1000.0)
+    on_gpu = xpuc.offload_to("cuda:0")(_sum_of_squares)
+    before = xpuc.stats()["kernel_launches"]
+    assert on_gpu(a) == np.sum(a * a)
+    assert xpuc.stats()["kernel_launches"] > before
+    xpuc.set_default_device("cuda")
+    try:
+        assert xpuc.get_current_queue() is on_gpu.placement.queue
+        before = xpuc.stats()["kernel_launches"]
+        assert _sum_of_squares(a) == np.sum(a * a)
+        assert xpuc.stats()["kernel_launches"] > before
+    finally:
+        xpuc.set_default_device(None)

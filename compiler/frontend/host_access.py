@@ -152,14 +152,15 @@ def insert_host_accesses(typemap: dict, blocks: list[list[ir.Stmt]]) -> None:
                 new_body.append(copy)
                 continue
             for var, how in _accesses(stmt, typemap):
-                if isinstance(typemap[var.name], DeviceUSMArray):
+                array = typemap[var.name]
+                if isinstance(array, DeviceUSMArray):
                     call = inlined_call(stmt.loc)
                     code = "host code" if call is None else f"{call}, run on the host,"
                     raise UnsupportedError(
                         f"{stmt.loc.filename}:{stmt.loc.line}: {code} {how} elements of "
-                        f"the usm_type='device' array{_named(var)}, which the host cannot "
-                        "access; do this in a parfor (prange or an array expression) or use "
-                        "usm_type='shared' or 'host'")
+                        f"the {array.described}{_named(var)}, which the host cannot access; "
+                        f"do this in a parfor (prange or an array expression)"
+                        f"{array.host_alternative}")
                 new_body.append(HostAccess(var, how != READ, stmt.loc))
             new_body.append(stmt)
         body[:] = new_body

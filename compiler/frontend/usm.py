@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -98,6 +99,10 @@ class USMArray(types.Array):
 
 class DeviceUSMArray(USMArray):
     usm_type = "device"
+    # for refusals of host code's access: what the array is, and what else
+    # the user may do than a parfor
+    described = "usm_type='device' array"
+    host_alternative = " or use usm_type='shared' or 'host'"
 
 
 class SharedUSMArray(USMArray):
@@ -146,15 +151,12 @@ def usm_type_of(array: object) -> str:
 
 
 def coerced_class(values) -> type[USMArray]:
-    return USM_ARRAY_CLASSES[coerce_usm_types(
-        v.usm_type for v in values if isinstance(v, USMArray))]
-
-
-for _cls in USM_ARRAY_CLASSES.values():
-    register_model(_cls)(ArrayModel)
-    # Numba fuses array expressions only over types it calls internal (those
-    # defined in numba's package); these are arrays it lowers like its own
-    _cls._is_internal = True
+    """The class of an array made from ``values``: theirs where they share
+    one (a CUDA array's, too), else the coerced USM kind's."""
+    classes = {type(v) for v in values if isinstance(v, USMArray)}
+    if len(classes) == 1:
+        return classes.pop()
+    return USM_ARRAY_CLASSES[coerce_usm_types(cls.usm_type for cls in classes)]
 
 
 def _typeof_usm_ndarray(value: dpt.usm_ndarray, context) -> USMArray:
@@ -206,6 +208,12 @@ class CallQueue:
         _call.queue = self.outer
 
 
+def current_call_queue() -> object:
+    """The queue of the offloaded call running on this thread (a
+    ``dpctl.SyclQueue`` or xpuc's CUDA queue), for the arrays it returns."""
+    return _call.queue
+
+
 class _USMBytes:
     """The bytes of a USM array that compiled code allocated, as dpctl memory
     wants them: ``__sycl_usm_array_interface__`` and an owner to keep alive."""
@@ -218,7 +226,7 @@ class _USMBytes:
         }
 
 
-def as_usm_ndarray(view: np.ndarray, usm_type: str, parent: object) -> dpt.usm_ndarray:
+def as_usm_ndarray(view: np.ndarray, parent: object, usm_type: str) -> dpt.usm_ndarray:
     """The ``usm_ndarray`` of an array compiled code returns (``view`` aliases
     its USM memory): ``parent``, the argument it was unboxed from, when it is
     that whole array, else a new array owning the memory."""
@@ -230,7 +238,7 @@ def as_usm_ndarray(view: np.ndarray, usm_type: str, parent: object) -> dpt.usm_n
     start, nbytes = runtime.byte_extent(view)
     low = start - view.__array_interface__["data"][0]  # <= 0 with negative strides
     memory_class = _usm_memory_classes()[usm_type]
-    memory = memory_class(_USMBytes(view, start, max(nbytes, itemsize), _call.queue))
+    memory = memory_class(_USMBytes(view, start, max(nbytes, itemsize), current_call_queue()))
     return tensor_library().usm_ndarray(view.shape, dtype=view.dtype,
                                         strides=tuple(s // itemsize for s in view.strides),
                                         buffer=memory, offset=-low // itemsize)
@@ -272,15 +280,21 @@ def _unbox_usm_array(typ: USMArray, obj, c):
 
 @box(USMArray)
 def _box_usm_array(typ: USMArray, val, c):
+    return box_through(typ, val, c, functools.partial(as_usm_ndarray, usm_type=typ.usm_type))
+
+
+def box_through(typ: types.Array, val, c, wrap: Callable[[np.ndarray, object], object]):
+    """Box array ``val`` of device memory as ``wrap(view, parent)``: ``view``
+    a NumPy array aliasing the memory (holding the MemInfo that owns it),
+    ``parent`` the Python object it was unboxed from, or None."""
     plain = types.Array(typ.dtype, typ.ndim, typ.layout, readonly=not typ.mutable)
     parent = c.context.make_array(typ)(c.context, c.builder, value=val).parent
     parent = c.builder.select(cgutils.is_null(c.builder, parent), c.pyapi.borrow_none(), parent)
     c.pyapi.incref(parent)  # boxing may drop the MemInfo that holds it
     view = c.box(plain, val)
-    wrap = c.pyapi.unserialize(c.pyapi.serialize_object(as_usm_ndarray))
-    usm_type = c.pyapi.unserialize(c.pyapi.serialize_object(typ.usm_type))
-    result = c.pyapi.call_function_objargs(wrap, [view, usm_type, parent])
-    for obj in (view, wrap, usm_type, parent):
+    wrapper = c.pyapi.unserialize(c.pyapi.serialize_object(wrap))
+    result = c.pyapi.call_function_objargs(wrapper, [view, parent])
+    for obj in (view, wrapper, parent):
         c.pyapi.decref(obj)
     return result
 
@@ -330,5 +344,15 @@ def _allocate(cls, allocsize, align):
     return impl
 
 
+def register_usm_class(cls: type[USMArray]) -> None:
+    """Make Numba lower ``cls`` as its arrays, with the runtime allocating
+    what is made of them."""
+    register_model(cls)(ArrayModel)
+    # Numba fuses array expressions only over types it calls internal (those
+    # defined in numba's package); these are arrays it lowers like its own
+    cls._is_internal = True
+    overload_classmethod(cls, "_allocate")(_allocate)
+
+
 for _cls in USM_ARRAY_CLASSES.values():
-    overload_classmethod(_cls, "_allocate")(_allocate)
+    register_usm_class(_cls)
