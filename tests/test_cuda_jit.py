@@ -1,8 +1,10 @@
 """``xpuc.jit`` functions on a CUDA device: NumPy arrays under
 ``device_context("cuda:0")`` copied to the device at each offloaded call, the
-parfors launched as PTX through the runtime's CUDA queue (tests marked
-``cuda`` skip where there is no GPU; scripts/cuda-device-tests.sh runs them
-there), and the errors where there is none."""
+parfors launched as PTX through the runtime's CUDA queue; CuPy arrays, PyTorch
+CUDA tensors, numba.cuda arrays and DLPack-only arrays used in place, giving
+their library's arrays (tests marked ``cuda`` skip where there is no GPU;
+scripts/cuda-device-tests.sh runs them there), and the errors where there is
+none."""
 
 import importlib
 
