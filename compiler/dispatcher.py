@@ -35,7 +35,7 @@ from .frontend import (
 from .frontend.cuda_arrays import CudaArrayArgument, argument_type
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
-from .placement import Placement, call_key, place
+from .placement import NUMPY_SCALAR_TYPES, Placement, call_key, place
 from .serialize import reduce_with_function
 
 # the MLIR half, loaded by the first compile (passes.__getattr__); dpctl,
@@ -147,6 +147,7 @@ class JitFunction:
             dataclasses.replace(placement, args=(), kwargs={}, resident=[]), handle, target,
             returns_arrays, numpy,
             tuple(i for i, a in enumerate(args) if type(a) is dpnp_array_class()),
+            tuple(i for i, a in enumerate(placement.args) if type(a) is CudaArrayArgument),
             () if fp64 else tuple(i for i, a in enumerate(args) if type(a) is float))
 
     def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
@@ -243,7 +244,7 @@ def _floats_as_float32(args: tuple) -> tuple:
 
 def _exact_types(args: tuple) -> tuple | None:
     """Numba's types of ``args`` if they are all ``usm_ndarray``, CUDA
-    arrays as placed (``CudaArrayArgument``), float, float32, bool or int
+    arrays as placed (``CudaArrayArgument``), float, NumPy's scalars, bool or int
     (typed without Numba's typeof: as it types them), else None."""
     found = []
     usm_ndarray = array_library.loaded_usm_ndarray  # place() loaded it for USM arguments
@@ -255,8 +256,8 @@ def _exact_types(args: tuple) -> tuple | None:
             found.append(argument_type(value))
         elif kind is float:
             found.append(types.float64)
-        elif kind is np.float32:
-            found.append(types.float32)
+        elif kind in NUMPY_SCALAR_TYPES:
+            found.append(NUMPY_SCALAR_TYPES[kind])
         elif kind is bool:
             found.append(types.boolean)
         elif kind is int and -(1 << 63) < value < (1 << 63):
@@ -280,9 +281,9 @@ class _CallPlan:
     context needs, worked out once by the first: its placement (queue, kind
     of memory of results, the USM arrays' other queues), the runtime's handle
     of the queue, what to call (the compiled entry point, or Numba's
-    dispatcher when NumPy arrays come in), and where the NumPy and the dpnp
-    arrays are, and the Python floats typed float32 (on a device without
-    fp64)."""
+    dispatcher when NumPy arrays come in), and where the NumPy, the dpnp and
+    the CUDA arrays are, and the Python floats typed float32 (on a device
+    without fp64)."""
 
     placement: Placement
     handle: runtime.Queue
@@ -290,11 +291,15 @@ class _CallPlan:
     returns_arrays: bool
     numpy: tuple[int, ...]
     dpnp: tuple[int, ...]
+    cuda: tuple[int, ...]
     float32: tuple[int, ...]
 
     def run(self, function: JitFunction, args: tuple) -> Any:
         if self.dpnp:  # compiled code takes their usm_ndarray
             args = tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
+        if self.cuda:  # as placement makes them
+            args = tuple(CudaArrayArgument.of(a) if i in self.cuda else a
+                         for i, a in enumerate(args))
         if self.float32:
             args = _floats_as_float32(args)
         # as place() does: dpctl's work on the arrays' other queues is done first

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
+from numba.core import types
 
 from . import array_library, runtime
 from .array_library import dpnp_array_class, is_dpnp_array, is_usm_ndarray, tensor_library
@@ -25,10 +26,12 @@ from .device import CudaQueue, as_queue, cuda_queue, describe_queue, get_current
 from .errors import placement_error
 from .frontend.cuda_arrays import (
     CudaArrayArgument,
+    cuda_array_classes,
     cuda_ordinal,
     cuda_result,
     is_cuda_array,
     library_of,
+    plan_key,
 )
 from .frontend.dpnp_constructors import Constructed, constructed_by
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
@@ -125,12 +128,21 @@ class Placement:
         return result
 
 
+# NumPy's scalars as Numba types them (np.float32(2.0) passed with float32 arrays)
+NUMPY_SCALAR_TYPES: dict[type, types.Type] = {
+    np.float32: types.float32, np.float64: types.float64, np.int32: types.int32,
+    np.int64: types.int64, np.uint32: types.uint32, np.uint64: types.uint64,
+    np.bool_: types.boolean,
+}
+
+
 def call_key(args: tuple, numpy_types: bool = False) -> tuple | None:
     """What decides where and how a call with ``args`` runs, when they are
     all ``usm_ndarray`` or dpnp arrays (queue, dtype, rank, layout and
-    writability, kind of memory), NumPy arrays (their class; with
-    ``numpy_types``, also what Numba's type of them holds), float, bool or int
-    (types only); else None."""
+    writability, kind of memory), CUDA arrays of a class placement has met
+    (class, device, type to compiled code), NumPy arrays (their class; with
+    ``numpy_types``, also what Numba's type of them holds), float, bool, int
+    or NumPy's scalars (types only); else None."""
     key = []
     # None until the array library is loaded (by the placement of a first
     # call with USM arguments): before, a USM argument makes the key None
@@ -150,9 +162,11 @@ def call_key(args: tuple, numpy_types: bool = False) -> tuple | None:
             flags = value.flags
             key += (kind, value.dtype.num, value.ndim, flags.c_contiguous, flags.f_contiguous,
                     flags.writeable, flags.aligned)
-        elif kind is np.ndarray or kind is float or kind is bool or (
-                kind is int and -(1 << 63) < value < (1 << 63)):
+        elif kind is np.ndarray or kind in NUMPY_SCALAR_TYPES or kind is float or (
+                kind is bool or kind is int and -(1 << 63) < value < (1 << 63)):
             key.append(kind)
+        elif kind in cuda_array_classes and (cuda := plan_key(value)) is not None:
+            key.append((kind, cuda))
         else:
             return None
     return tuple(key)
@@ -260,6 +274,7 @@ def _place_cuda(py_func: Callable, queue: CudaQueue, args: tuple, kwargs: dict,
     names = _argument_names(py_func, len(args), kwargs)
     converted = tuple(argument(n, v) for n, v in zip(names, args))
     converted_kwargs = {k: argument(k, v) for k, v in kwargs.items()}
+    cuda_array_classes.update(type(v) for v in arrays)  # for call plans (call_key)
     results = functools.partial(cuda_result, library=library_of(arrays[0]),
                                 device=queue.device)
     return Placement(queue, converted, converted_kwargs, usm_type="device", kind="CUDA",

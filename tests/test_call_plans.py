@@ -281,3 +281,18 @@ def test_planned_kernel_launch_checks_its_work_group():
     too_big = QUEUE.sycl_device.max_work_group_size * 2
     with pytest.raises(ValueError, match="is larger than"):
         scaled_copy[xpuc.NdRange((2, too_big), (1, too_big))](src, dst, 1.0)
+
+
+@xpuc.jit
+def scaled(a, s):
+    return a * s
+
+
+@pytest.mark.parametrize("scalar", [np.float32(2.0), np.float64(2.0), np.int64(2), np.int32(2)])
+def test_numpy_scalars_are_planned(monkeypatch, scalar):
+    a = usm(np.arange(4.0))
+    scaled(a, scalar)
+    monkeypatch.setattr(xpuc.dispatcher, "place", None)  # a placed call fails
+    result, launched = launches(scaled, a, scalar)
+    assert launched == 1
+    np.testing.assert_array_equal(dpt.asnumpy(result), np.arange(4.0) * scalar)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import xpuc
+import xpuc.dispatcher
 from xpuc import cuda_runtime
 from xpuc.errors import DeviceError
 
@@ -285,3 +286,14 @@ def test_offload_to_and_the_default_device_name_cuda(monkeypatch):
         assert xpuc.stats()["kernel_launches"] > before
     finally:
         xpuc.set_default_device(None)
+
+
+@cuda
+def test_calls_after_the_first_on_cupy_arrays_skip_placement(cp, monkeypatch):
+    a = cp.arange(8.0)
+    _axpy(np.float64(2.0), a, a)
+    monkeypatch.setattr(xpuc.dispatcher, "place", None)  # a placed call fails
+    b = cp.ones(16)  # another shape: the same plan
+    result = _axpy(np.float64(2.0), b, b)
+    assert isinstance(result, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(result), np.full(16, 3.0))

@@ -293,3 +293,25 @@ def test_dlpack_capsules_are_read_and_released():
         capsule = array.__dlpack__()
         dlpack.read_capsule(capsule)
         dlpack.read_capsule(capsule)
+
+
+def test_call_plans_key_cuda_arrays_by_class_device_and_type():
+    """Calls with CUDA arrays of a class placement has met skip placement
+    after the first: their key says all that placement and compiling read."""
+    from xpuc.placement import call_key, place
+
+    class Unmet(FakeCudaArray):
+        pass
+
+    assert call_key((Unmet((4,)),)) is None  # never placed: its class unknown
+    place(add.py_func, (FakeCudaArray((4,)), FakeCudaArray((4,))), {})
+    key = call_key((FakeCudaArray((4,)), 2.0))
+    assert key == ((FakeCudaArray, (0, cuda_array_type(np.dtype("float64"), 1, "C", False))),
+                   float)
+    assert call_key((FakeCudaArray((7,)), 2.0)) == key  # the shape is no part of it
+    assert call_key((FakeCudaArray((4,), 1), 2.0)) != key
+    assert call_key((FakeCudaArray((4,), typestr="<f4"), 2.0)) != key
+    assert call_key((FakeCudaArray((4, 2), strides=(8, 32)),)) != call_key(
+        (FakeCudaArray((4, 2)),))
+    masked = FakeCudaArray((4,), mask=(NOWHERE, False))
+    assert call_key((masked,)) is None  # placement refuses it, naming it

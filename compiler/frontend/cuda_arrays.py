@@ -62,6 +62,27 @@ def cuda_ordinal(value: object) -> int | None:
     return cuda_runtime.pointer_device(pointer) if pointer else None
 
 
+# The classes of the CUDA arrays placement has met (cupy.ndarray,
+# torch.Tensor...): call plans key their instances (``plan_key``). A class
+# alone does not make a CUDA array (PyTorch's CPU tensors).
+cuda_array_classes: set[type] = set()
+
+
+def plan_key(value: object) -> tuple | None:
+    """What about ``value``, an instance of one of ``cuda_array_classes``,
+    decides where and how a call with it runs (its device, and its type to
+    compiled code: dtype, rank, layout, writability); None where it is no
+    CUDA array that compiled code takes."""
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is None:
+        return None  # DLPack alone: placed at each call
+    try:
+        argument = CudaArrayArgument.of_interface(value, interface)
+    except ValueError:
+        return None  # placement says why
+    return (cuda_ordinal(value), argument_type(argument))
+
+
 def library_of(value: object) -> str:
     """The package that made CUDA array ``value`` (``cupy``, ``torch``...)."""
     return type(value).__module__.partition(".")[0]
@@ -73,18 +94,27 @@ class CudaArrayArgument:
     caller's object, kept alive by the call and given back where the function
     returns that whole array."""
 
-    __slots__ = ("_pointer", "shape", "strides", "dtype", "readonly", "source", "_owner")
+    __slots__ = ("_pointer", "shape", "_strides", "dtype", "readonly", "source", "_owner")
 
     def __init__(self, source: object, pointer: int, shape: tuple[int, ...],
-                 strides: tuple[int, ...], dtype: np.dtype, readonly: bool,
+                 strides: tuple[int, ...] | None, dtype: np.dtype, readonly: bool,
                  owner: object = None) -> None:
         self.source = source
         self._pointer = pointer
         self.shape = shape
-        self.strides = strides
+        self._strides = strides  # None: C order
         self.dtype = dtype
         self.readonly = readonly
         self._owner = owner  # what keeps memory read through DLPack alive
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """In elements."""
+        return _c_strides(self.shape) if self._strides is None else self._strides
+
+    @property
+    def layout(self) -> str:
+        return "C" if self._strides is None else _layout(self.shape, self._strides)
 
     @classmethod
     def of(cls, value: object) -> CudaArrayArgument:
@@ -100,13 +130,18 @@ class CudaArrayArgument:
                                  f"type {tensor.device[0]}, not a CUDA device's")
             return cls(value, tensor.pointer, tensor.shape, tensor.strides, tensor.dtype,
                        False, tensor.owner)
+        return cls.of_interface(value, interface)
+
+    @classmethod
+    def of_interface(cls, value: object, interface: dict) -> CudaArrayArgument:
+        """``value`` through ``interface``, its ``__cuda_array_interface__``."""
         if interface.get("mask") is not None:
             raise ValueError("a masked __cuda_array_interface__ cannot be offloaded")
-        dtype = np.dtype(interface["typestr"])
+        dtype = _dtype(interface["typestr"])
         shape = tuple(interface["shape"])
         byte_strides = interface.get("strides")
         if byte_strides is None:
-            strides = _c_strides(shape)
+            strides = None  # C order, worked out when wanted
         elif any(s % dtype.itemsize for s in byte_strides):
             raise ValueError(f"its strides {tuple(byte_strides)} (bytes) are not "
                              f"whole elements of {dtype}")
@@ -118,6 +153,11 @@ class CudaArrayArgument:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype(typestr: str) -> np.dtype:
+    return np.dtype(typestr)
 
 
 def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -167,8 +207,7 @@ def cuda_array_type(dtype: np.dtype, ndim: int, layout: str, readonly: bool) -> 
 
 def argument_type(value: CudaArrayArgument) -> CudaArrayType:
     """Numba's type of a ``CudaArrayArgument`` (what ``numba.typeof`` gives)."""
-    return cuda_array_type(value.dtype, value.ndim, _layout(value.shape, value.strides),
-                           value.readonly)
+    return cuda_array_type(value.dtype, value.ndim, value.layout, value.readonly)
 
 
 typeof_impl.register(CudaArrayArgument)(lambda value, context: argument_type(value))
