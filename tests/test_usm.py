@@ -231,10 +231,11 @@ def test_argument_types_without_typeof_agree_with_numba():
     read_only = usm(np.arange(4, dtype=np.int32), "host")
     read_only.flags.writable = False
     values = [plain, plain.T, plain[:, ::2], usm(np.arange(3.0), "shared"), read_only,
-              1.5, np.float32(1.5), True, False, 0, -7, 2**63 - 1, -(2**63) + 1]
+              1.5, np.float32(1.5), np.float64(1.5), np.int32(-3), np.int64(5), np.uint32(3),
+              np.uint64(2**64 - 1), np.bool_(True), True, False, 0, -7, 2**63 - 1, -(2**63) + 1]
     assert _exact_types(values) == tuple(numba.typeof(v, Purpose.argument) for v in values)
     # what Numba types otherwise (or not at all) goes through its dispatcher
-    for other in (np.arange(3.0), np.float64(1.0), (plain,), 2**63, -(2**63), "text", None):
+    for other in (np.arange(3.0), np.float16(1.0), (plain,), 2**63, -(2**63), "text", None):
         assert _exact_types([plain, other]) is None
 
 
