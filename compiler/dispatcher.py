@@ -20,7 +20,6 @@ from numba.core import sigutils, types
 from numba.core.dispatcher import Dispatcher
 
 from . import array_library, runtime, targets
-from .array_library import dpnp_array_class
 from .cache import device_key, offload_cache
 from .device import device_of, get_current_queue, runtime_queue
 from .errors import ConflictingOptionsError, DeviceError, XpucError
@@ -35,7 +34,14 @@ from .frontend import (
 from .frontend.cuda_arrays import CudaArrayArgument, argument_type
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
-from .placement import NUMPY_SCALAR_TYPES, Placement, call_key, place
+from .placement import (
+    NUMPY_SCALAR_TYPES,
+    Placement,
+    argument_converter,
+    call_key,
+    converted,
+    place,
+)
 from .serialize import reduce_with_function
 
 # the MLIR half, loaded by the first compile (passes.__getattr__); dpctl,
@@ -131,9 +137,10 @@ class JitFunction:
         """Keep what the call of ``args`` (under the device context and with
         the ``call_key`` that ``key`` pairs) just worked out for the
         next ones with it: its placement (without the arguments; with the USM
-        arrays' other queues to wait for), which arguments are dpnp arrays, and
-        the compiled entry point itself when no argument is a NumPy array
-        (whose types Numba's dispatcher finds faster than Python could)."""
+        arrays' other queues to wait for), how it converted arguments (dpnp
+        and CUDA arrays), and the compiled entry point itself when no argument
+        is a NumPy array (whose types Numba's dispatcher finds faster than
+        Python could)."""
         numpy = tuple(i for i, a in enumerate(placement.args) if type(a) is np.ndarray)
         target, returns_arrays = dispatcher, True
         if not numpy:
@@ -146,8 +153,7 @@ class JitFunction:
         self._plans[key] = _CallPlan(
             dataclasses.replace(placement, args=(), kwargs={}, resident=[]), handle, target,
             returns_arrays, numpy,
-            tuple(i for i, a in enumerate(args) if type(a) is dpnp_array_class()),
-            tuple(i for i, a in enumerate(placement.args) if type(a) is CudaArrayArgument),
+            tuple((i, c) for i, a in enumerate(args) if (c := argument_converter(a)) is not None),
             () if fp64 else tuple(i for i, a in enumerate(args) if type(a) is float))
 
     def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
@@ -281,25 +287,21 @@ class _CallPlan:
     context needs, worked out once by the first: its placement (queue, kind
     of memory of results, the USM arrays' other queues), the runtime's handle
     of the queue, what to call (the compiled entry point, or Numba's
-    dispatcher when NumPy arrays come in), and where the NumPy, the dpnp and
-    the CUDA arrays are, and the Python floats typed float32 (on a device
-    without fp64)."""
+    dispatcher when NumPy arrays come in), where the NumPy arrays are, how
+    the arguments that compiled code takes otherwise (dpnp and CUDA arrays)
+    are converted, and where the Python floats typed float32 (on a device
+    without fp64) are."""
 
     placement: Placement
     handle: runtime.Queue
     target: Callable
     returns_arrays: bool
     numpy: tuple[int, ...]
-    dpnp: tuple[int, ...]
-    cuda: tuple[int, ...]
+    converters: tuple[tuple[int, Callable], ...]
     float32: tuple[int, ...]
 
     def run(self, function: JitFunction, args: tuple) -> Any:
-        if self.dpnp:  # compiled code takes their usm_ndarray
-            args = tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
-        if self.cuda:  # as placement makes them
-            args = tuple(CudaArrayArgument.of(a) if i in self.cuda else a
-                         for i, a in enumerate(args))
+        args = converted(args, self.converters)
         if self.float32:
             args = _floats_as_float32(args)
         # as place() does: dpctl's work on the arrays' other queues is done first

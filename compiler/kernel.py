@@ -24,14 +24,13 @@ from numba.core import sigutils, types
 from numba.core.typing.typeof import Purpose
 
 from . import passes, runtime, targets
-from .array_library import is_dpnp_array
 from .device import get_current_queue
 from .errors import XpucError, placement_error
 from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.translation import KernelParam
-from .placement import Placement, call_key, place
+from .placement import Placement, argument_converter, call_key, converted, place
 from .serialize import reduce_with_function
 
 # the MLIR half, loaded by the first compile (passes.__getattr__); dpctl,
@@ -242,7 +241,7 @@ class _LaunchPlan:
     slots: tuple[Callable[[tuple, dict], int], ...]
     numpy: tuple[int, ...]  # NumPy arrays' positions: copied in where the device needs it
     written: tuple[int, ...]  # of those, the ones the kernel writes: copied back
-    dpnp: tuple[int, ...]
+    converters: tuple[tuple[int, Callable], ...]  # placement's conversions of arguments
     max_work_group_size: int
     device_name: str
 
@@ -262,15 +261,15 @@ class _LaunchPlan:
         device = placement.queue.sycl_device
         return cls(replace(placement, args=(), kwargs={}, resident=[]),
                    runtime.queue_handle(placement.queue), kernel, slots, numpy, written,
-                   tuple(i for i, a in enumerate(args) if is_dpnp_array(a)),
+                   tuple((i, c) for i, a in enumerate(args)
+                         if (c := argument_converter(a)) is not None),
                    device.max_work_group_size, device.name)
 
     def placed(self, args: tuple) -> tuple:
         """A later launch's arguments as the first launch's placement gave
-        them: dpnp arrays as their ``usm_ndarray``."""
-        if not self.dpnp:
-            return args
-        return tuple(a.get_array() if i in self.dpnp else a for i, a in enumerate(args))
+        them: dpnp arrays as their ``usm_ndarray``, CUDA arrays as
+        ``CudaArrayArgument``s."""
+        return converted(args, self.converters)
 
     def run(self, args: tuple, global_size: tuple[int, ...],
             local_size: tuple[int, ...] | None,

@@ -419,6 +419,32 @@ def _device_queue(name: str | None) -> dpctl.SyclQueue:
     return as_queue(name)
 
 
+def _usm_ndarray_of_dpnp(array: object) -> object:
+    return array.get_array()
+
+
+def argument_converter(value: object) -> Callable[[object], object] | None:
+    """How a call planned after one with ``value`` at some position gives
+    compiled code its argument there, as placement gave it the first's: a dpnp
+    array's ``usm_ndarray``, a CUDA array's ``CudaArrayArgument``; None: as
+    it is."""
+    if is_dpnp_array(value):
+        return _usm_ndarray_of_dpnp
+    if is_cuda_array(value):
+        return CudaArrayArgument.of
+    return None
+
+
+def converted(args: tuple, converters: tuple[tuple[int, Callable], ...]) -> tuple:
+    """``args`` with each ``(position, converter)`` of ``converters`` applied."""
+    if not converters:
+        return args
+    found = list(args)
+    for i, convert in converters:
+        found[i] = convert(found[i])
+    return tuple(found)
+
+
 def _names(items: list[tuple[str, object]]) -> str:
     return ", ".join(name for name, _ in items)
 
