@@ -6,6 +6,7 @@ from . import array_library
 __all__ = [
     "ConflictingOptionsError",
     "DeviceError",
+    "ExecutionPlacementError",
     "UnsupportedError",
     "XpucError",
 ]

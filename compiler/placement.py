@@ -298,9 +298,9 @@ CUDA_ARRAYS = ArrayKind(
 ARRAY_KINDS = (USM_ARRAYS, CUDA_ARRAYS)
 
 
-def _kind_of(value: object) -> ArrayKind:
-    """The kind of device array ``value`` (one of ``_arrays``' findings)."""
-    return USM_ARRAYS if is_usm_array(value) else CUDA_ARRAYS
+def _kind_of(value: object) -> ArrayKind | None:
+    """The kind of device array ``value`` is, or None."""
+    return next((kind for kind in ARRAY_KINDS if kind.recognises(value)), None)
 
 
 def _arrays(values: tuple | list, device: list, numpy: list) -> None:
@@ -313,7 +313,7 @@ def _arrays(values: tuple | list, device: list, numpy: list) -> None:
             _arrays(value, device, numpy)
         elif isinstance(value, np.ndarray):
             numpy.append(value)
-        elif is_usm_array(value) or is_cuda_array(value):
+        elif _kind_of(value) is not None:
             device.append(value)
 
 
@@ -456,7 +456,7 @@ def _refuse(py_func: Callable, args: tuple, kwargs: dict,
     where = py_func.__qualname__
     items = _named(py_func, args, kwargs)
     arrays = [(n, v) for n, v in items
-              if not isinstance(v, np.ndarray) and any(k.recognises(v) for k in ARRAY_KINDS)]
+              if not isinstance(v, np.ndarray) and _kind_of(v) is not None]
     numpy = [n for n, v in items if isinstance(v, np.ndarray)]
     first_name, first = arrays[0]
     kind = _kind_of(first)

@@ -62,3 +62,39 @@ def test_a_sycl_device_without_dpctl_is_an_error_saying_so():
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ("xpuc: SYCL devices need dpctl, which is not installed: "
                                      "pip install dpctl==0.22.1 dpnp==0.20.0")
+
+
+def test_placement_errors_without_a_usm_library_are_xpucs_own():
+    """No dpctl, no dpnp: ExecutionPlacementError is xpuc's class, and a
+    placement error (CUDA arrays on two devices, here fakes on fake devices)
+    is one."""
+    result = _run_without_sycl("""
+        import xpuc
+        from xpuc import cuda_runtime, errors
+
+        cuda_runtime.CudaDevice.open = classmethod(
+            lambda cls, ordinal: cls(ordinal, 0, f"GPU {ordinal}", (9, 0)))
+
+        class OnDevice:
+            def __init__(self, ordinal):
+                self.ordinal = ordinal
+                self.__cuda_array_interface__ = {
+                    "shape": (2,), "typestr": "<f8", "data": (0xDEAD0000, False),
+                    "version": 3}
+
+            def __dlpack_device__(self):
+                return (2, self.ordinal)
+
+        @xpuc.jit
+        def add(a, b):
+            return a + b
+
+        assert xpuc.ExecutionPlacementError is errors.ExecutionPlacementError
+        try:
+            add(OnDevice(0), OnDevice(1))
+        except xpuc.ExecutionPlacementError as error:
+            print(error)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("add: CUDA arrays on different devices: a on cuda:0 (GPU 0), "
+                                    "b on cuda:1 (GPU 1)")
