@@ -90,7 +90,7 @@ def _library(name: str):
         pytest.skip("no CUDA device")
     try:
         return importlib.import_module(name)
-    except Exception as error:  # numba-cuda 0.30.4 fails on NumPy 2.4: no np.row_stack
+    except Exception as error:  # a broken install says why (numba-cuda on NumPy 2.4)
         pytest.skip(f"{name} does not import here: {type(error).__name__}: {error}")
 
 
