@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 import xpuc
-from xpuc import cuda_runtime, device
-from xpuc.frontend import dlpack
+from xpuc import cuda_runtime, device, dlpack
 from xpuc.frontend.cuda_arrays import (
     CudaArray,
     CudaArrayArgument,

@@ -1,7 +1,7 @@
 """The layers, left to right: dispatcher → frontend → dialects → passes →
 runtime. A module may import its own layer and those to its right, never one
 to its left (the runtime never imports the compiler, the passes never look
-at Numba IR); the leaves ``abi``, ``array_library`` and ``errors`` import no
+at Numba IR); the leaves ``abi``, ``array_library``, ``dlpack`` and ``errors`` import no
 xpuc module but leaves, and every layer may import them. Checked on every
 import statement, at any depth."""
 
@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "compiler"
 LAYERS = ("dispatcher", "frontend", "dialects", "passes", "runtime")
 # modules outside the four packages: the user-facing layer, but for the runtime
 RUNTIME_MODULES = {"runtime", "cuda_runtime", "runtime_ctypes"}
-LEAVES = {"abi", "array_library", "errors"}
+LEAVES = {"abi", "array_library", "dlpack", "errors"}
 
 
 def module_name(path: Path) -> str:

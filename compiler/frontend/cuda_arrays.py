@@ -25,8 +25,7 @@ import numpy as np
 from numba.core.extending import box, typeof_impl
 from numba.np import numpy_support
 
-from .. import cuda_runtime
-from . import dlpack
+from .. import cuda_runtime, dlpack
 from .usm import DeviceUSMArray, box_through, current_call_queue, register_usm_class
 
 _CUDA_DEVICE_TYPES = (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED)
