@@ -83,6 +83,12 @@ class CudaDevice:
         return cls(ordinal, handle.value, name.value.decode(), (major.value, minor.value))
 
     @property
+    def max_work_group_size(self) -> int:
+        """The most threads a block has: 1024 on every architecture xpuc
+        compiles for (sm_75 on, see nvidia_gpus)."""
+        return 1024
+
+    @property
     def sm_arch(self) -> str:
         """The architecture's name as ptxas takes it: ``sm_90``."""
         return "sm_{}{}".format(*self.compute_capability)

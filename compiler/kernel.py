@@ -24,7 +24,7 @@ from numba.core import sigutils, types
 from numba.core.typing.typeof import Purpose
 
 from . import passes, runtime, targets
-from .device import get_current_queue
+from .device import device_of, get_current_queue, runtime_queue
 from .errors import XpucError, placement_error
 from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
@@ -154,9 +154,9 @@ class KernelFunction:
                 f"kernel {where}: its arguments are NumPy arrays and no device context is "
                 "active; a kernel runs on a device: call it inside xpuc.device_context(...) "
                 "or pass USM arrays")
-        device = placement.queue.sycl_device
+        device = device_of(placement.queue)
         self._check_work_group(local_size, device.max_work_group_size, device.name)
-        argument_types = self._argument_types(placement, targets.has_fp64(device))
+        argument_types = self._argument_types(placement, targets.target_for(device).fp64)
         if 0 in global_size:  # no work-items: nothing to compile, copy or launch
             return
         compiled = self.compile(argument_types, len(global_size), device)
@@ -244,6 +244,7 @@ class _LaunchPlan:
     converters: tuple[tuple[int, Callable], ...]  # placement's conversions of arguments
     max_work_group_size: int
     device_name: str
+    passes_range: bool  # the kernel takes its range's extents (Lowered.passes_range)
 
     @classmethod
     def make(cls, function: KernelFunction, compiled: _Compiled, placement: Placement,
@@ -256,14 +257,16 @@ class _LaunchPlan:
         slots = tuple(_slot_reader(param, position.get(param.var), position.get(param.var) in numpy)
                       for param in compiled.module.params)
         kinds = [_slot_kind(param) for param in compiled.module.params]
+        if compiled.lowered.passes_range:  # the extents (x, y, z) follow the arguments
+            kinds += [runtime.ARG_I64] * _RANGE_AXES
         kernel = None if compiled.lowered.empty else runtime.KernelLaunch(
-            compiled.lowered.spirv, compiled.module.name, kinds, compiled.spirv_hash)
-        device = placement.queue.sycl_device
+            compiled.lowered.binary, compiled.module.name, kinds, compiled.spirv_hash)
+        device = device_of(placement.queue)
         return cls(replace(placement, args=(), kwargs={}, resident=[]),
-                   runtime.queue_handle(placement.queue), kernel, slots, numpy, written,
+                   runtime_queue(placement.queue), kernel, slots, numpy, written,
                    tuple((i, c) for i, a in enumerate(args)
                          if (c := argument_converter(a)) is not None),
-                   device.max_work_group_size, device.name)
+                   device.max_work_group_size, device.name, compiled.lowered.passes_range)
 
     def placed(self, args: tuple) -> tuple:
         """A later launch's arguments as the first launch's placement gave
@@ -295,13 +298,23 @@ class _LaunchPlan:
                     start, nbytes = runtime.byte_extent(args[i])
                     address += runtime.buffer_acquire(start, nbytes, copy_in=True) - start
                 addresses[i] = address
+            slots = [read(args, addresses) for read in self.slots]
+            if self.passes_range:
+                slots += _padded_extents(global_size)
             # SPIR-V's x is the range's last (fastest) dimension
-            self.kernel([read(args, addresses) for read in self.slots], global_size[::-1],
-                        local_size[::-1] if local_size else None)
+            self.kernel(slots, global_size[::-1], local_size[::-1] if local_size else None)
             for i in self.written if copies else ():
                 runtime.buffer_release(*runtime.byte_extent(args[i]), copy_out=True)
         finally:
             runtime.call_end()
+
+
+_RANGE_AXES = 3  # x, y, z
+
+
+def _padded_extents(global_size: tuple[int, ...]) -> list[int]:
+    """A range's extents in x, y, z order (x its last dimension), 1 past its rank."""
+    return [*global_size[::-1], *(1,) * (_RANGE_AXES - len(global_size))]
 
 
 def _slot_kind(param: KernelParam) -> int:

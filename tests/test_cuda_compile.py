@@ -155,21 +155,44 @@ module {
     assert "ex2.approx" not in ptx and "fma.rn.f64" in ptx
 
 
-def test_explicit_kernel_constructs_without_nvvm_lowering_are_refused():
-    text = """
+ATOMIC_COUNT = """
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @count(%a: memref<?xi32>, %p: !spirv.ptr<i32, CrossWorkgroup>) kernel {
       %one = arith.constant 1 : i32
-      %old = spirv.AtomicIAdd <Device> <None> %p, %one
+      %zero = arith.constant 0 : i64
+      %element = spirv.PtrAccessChain %p[%zero] : !spirv.ptr<i32, CrossWorkgroup>, i64
+        -> !spirv.ptr<i32, CrossWorkgroup>
+      %old = spirv.AtomicIAdd <Device> <None> %element, %one
         : !spirv.ptr<i32, CrossWorkgroup> loc("user.py":7:4)
       gpu.return
     }
   }
 }
 """
+
+
+def test_explicit_kernels_spirv_ops_become_llvm_atomics():
+    """The frontend's spirv ops (an array passed again as a pointer for its
+    atomics) are translated in the nvvm stage: the pointer a generic one,
+    the atomic llvm's, device-scoped as SPIR-V's."""
+    lowered = lower(ATOMIC_COUNT, SM90, stages=CUDA_KERNEL_STAGES)
+    nvvm = lowered.text("nvvm")
+    assert "%arg1: !llvm.ptr" in nvvm
+    assert re.search(r'llvm.atomicrmw add %arg1, %\w+ syncscope\("device"\) monotonic '
+                     r": !llvm.ptr, i32", nvvm)
+    ptx = lowered.ptx.decode()
+    assert "atom.global.add.u32" in ptx
+    # the range's extents (x, y, z) follow the arguments (guard_kernel_ranges)
+    assert kernel_parameters(ptx, "count") == ["u64"] * 5
+
+
+def test_spirv_ops_without_a_cuda_lowering_are_refused():
+    text = ATOMIC_COUNT.replace("AtomicIAdd <Device> <None> %element, %one",
+                                "AtomicIIncrement <Device> <None> %element")
     with pytest.raises(UnsupportedError, match=r"^nvvm stage: user.py:7: kernel 'count' uses "
-                                               r"spirv.AtomicIAdd, which has no CUDA lowering"):
+                                               r"spirv.AtomicIIncrement, which has no CUDA "
+                                               r"lowering"):
         lower(text, SM90, stages=CUDA_KERNEL_STAGES)
 
 

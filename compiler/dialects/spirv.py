@@ -2,7 +2,9 @@
 upstream MLIR has no op of a higher dialect that lowers to them: work-group
 (local) arrays as Workgroup variables, and their elements' pointers, loads
 and stores; atomics on an element's pointer (upstream lowers none on OpenCL
-global memory). convert-gpu-to-spirv leaves these as they are."""
+global memory); barriers and fences of the memories a kernel names; the
+work-group product. convert-gpu-to-spirv leaves these as they are; on a CUDA
+device the nvvm stage translates them (passes/spirv_to_nvvm.py)."""
 
 from __future__ import annotations
 
@@ -122,3 +124,28 @@ def atomic_update_loop(b: Builder, element: Value, dtype: ScalarType, storage: s
     b.emit(f"  scf.yield {seen} : {dtype.mlir}")
     b.emit("}")
     return Value(result, dtype)
+
+
+# the memories a barrier or fence orders
+WORKGROUP_MEMORY = "WorkgroupMemory"
+GLOBAL_MEMORY = "CrossWorkgroupMemory"
+
+
+def control_barrier(b: Builder, memories: list[str]) -> None:
+    """Wait for the work-group; its accesses to ``memories`` before are
+    visible after."""
+    b.emit(f"spirv.ControlBarrier <Workgroup>, <Workgroup>, "
+           f"<{'|'.join(['AcquireRelease', *memories])}>")
+
+
+def memory_barrier(b: Builder, scope: str, order: str, memories: list[str]) -> None:
+    """Order this work-item's accesses to ``memories`` (``order``:
+    ``AcquireRelease``, ``SequentiallyConsistent``) as the work-items of
+    ``scope`` (``Workgroup``, ``Device``) see them."""
+    b.emit(f"spirv.MemoryBarrier <{scope}>, <{'|'.join([order, *memories])}>")
+
+
+def group_product(b: Builder, value: Value) -> Value:
+    """The product of ``value`` over the work-group, in each work-item."""
+    op = "spirv.KHR.GroupFMul" if value.type.is_float else "spirv.KHR.GroupIMul"
+    return b.op(f"{op} <Workgroup> <Reduce> {value.name} : {value.type.mlir}", value.type)

@@ -17,7 +17,7 @@ from numba.core import ir, types
 from numba.core.errors import TypingError
 from numba.core.typing.templates import signature
 
-from ..dialects import Value
+from ..dialects import Value, gpu, spirv
 from ..errors import UnsupportedError
 from .kernel_intrinsics import kernel_call_rule, kernel_template, outside_kernel
 from .translation import constant_value, where
@@ -108,32 +108,30 @@ def _flags(t: KernelTranslation, var: ir.Var) -> object:
     return value
 
 
-def _semantics(t: KernelTranslation, expr: ir.Expr, default: int | None) -> str:
-    """The SPIR-V memory semantics of a fence's flags argument."""
+def _memories(t: KernelTranslation, expr: ir.Expr, default: int | None) -> list[str]:
+    """The memories (spirv.MEMORIES) a fence's flags argument names."""
     flags = _flags(t, expr.args[0]) if expr.args else default
     if not isinstance(flags, int) or flags & ~(LOCAL_MEM_FENCE | GLOBAL_MEM_FENCE) or not flags:
         raise UnsupportedError(f"{where(expr.loc)}: fence flags {flags!r}: a constant "
                                "LOCAL_MEM_FENCE, GLOBAL_MEM_FENCE or both or-ed")
-    memories = ["WorkgroupMemory"] * bool(flags & LOCAL_MEM_FENCE) + [
-        "CrossWorkgroupMemory"] * bool(flags & GLOBAL_MEM_FENCE)
-    return "|".join(["AcquireRelease", *memories])
+    return [memory for flag, memory in ((LOCAL_MEM_FENCE, spirv.WORKGROUP_MEMORY),
+                                        (GLOBAL_MEM_FENCE, spirv.GLOBAL_MEMORY)) if flags & flag]
 
 
 @kernel_call_rule(barrier)
 def _barrier(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> None:
-    t.b.emit(f"spirv.ControlBarrier <Workgroup>, <Workgroup>, "
-             f"<{_semantics(t, expr, LOCAL_MEM_FENCE)}>")
+    spirv.control_barrier(t.b, _memories(t, expr, LOCAL_MEM_FENCE))
 
 
 @kernel_call_rule(mem_fence)
 def _mem_fence(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> None:
-    t.b.emit(f"spirv.MemoryBarrier <Workgroup>, <{_semantics(t, expr, None)}>")
+    spirv.memory_barrier(t.b, "Workgroup", "AcquireRelease", _memories(t, expr, None))
 
 
 @kernel_call_rule(atomic_fence)
 def _atomic_fence(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> None:
-    t.b.emit("spirv.MemoryBarrier <Device>, "
-             "<SequentiallyConsistent|WorkgroupMemory|CrossWorkgroupMemory>")
+    spirv.memory_barrier(t.b, "Device", "SequentiallyConsistent",
+                         [spirv.WORKGROUP_MEMORY, spirv.GLOBAL_MEMORY])
 
 
 # gpu.all_reduce's operation of each collective: (floats, signed, unsigned)
@@ -152,10 +150,7 @@ def _collective(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
         # OpenCL's core SPIR-V has group add, min and max but no multiply, which
         # is SPV_KHR_uniform_group_instructions' (the gpu dialect's conversion
         # emits none of its ops)
-        op = "spirv.KHR.GroupFMul" if value.type.is_float else "spirv.KHR.GroupIMul"
-        return t.b.op(f"{op} <Workgroup> <Reduce> {value.name} : {value.type.mlir}", value.type)
+        return spirv.group_product(t.b, value)
     floats, signed, unsigned = _REDUCTIONS[t.typemap[expr.func.name].typing_key]
     operation = floats if value.type.is_float else signed if value.type.is_signed else unsigned
-    return t.b.op(f"gpu.all_reduce {operation} {value.name} uniform {{}} : "
-                  f"({value.type.mlir}) -> ({value.type.mlir})", value.type)
-
+    return gpu.all_reduce(t.b, operation, value)

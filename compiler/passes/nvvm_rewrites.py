@@ -1,6 +1,6 @@
 """Python rewrites and checks of the nvvm stage, before convert-gpu-to-nvvm:
-what a CUDA launch needs that a SYCL range launch does not, and the
-constructs with no NVVM lowering yet, refused by name."""
+what a CUDA launch needs that a SYCL range launch does not (the spirv ops
+of explicit kernels are spirv_to_nvvm.py's)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf
 
 from ..abi import MAX_WORK_ITEMS
-from ..errors import UnsupportedError
 from .disjoint import disjoint_variant
-from .ir_queries import integer_constant, nested_ops, ops_named, symbol_name
+from .ir_queries import defining_op, integer_constant, ops_named, symbol_name
 from .unswitch import unit_variant
 
 _DIMENSIONS = ("x", "y", "z")
@@ -66,23 +65,39 @@ def _guard_kernel(kernel: ir.Operation, extents: list[ir.Value], passed: list[ir
     for attribute in _LAUNCH_SHAPE_ATTRIBUTES:
         if attribute in kernel.attributes:
             del kernel.attributes[attribute]
+    arguments = dict(zip(passed, _add_index_arguments(kernel, len(passed))))
+    _guard_body(kernel, [None if integer_constant(extent) == 1
+                         else arguments.get(extent, integer_constant(extent))
+                         for extent in extents])
+
+
+def _add_index_arguments(kernel: ir.Operation, count: int) -> list[ir.Value]:
+    """``count`` new last arguments of ``kernel``, of type index."""
     entry = kernel.regions[0].blocks[0]
     index = ir.IndexType.get()
     with kernel.location:
-        arguments = {extent: entry.add_argument(index, kernel.location) for extent in passed}
+        added = [entry.add_argument(index, kernel.location) for _ in range(count)]
         function_type = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
         kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [*function_type.inputs, *(index for _ in passed)], function_type.results))
-        body = list(entry.operations)
+            [*function_type.inputs, *(index for _ in added)], function_type.results))
+    return added
+
+
+def _guard_body(kernel: ir.Operation, limits: list[ir.Value | int | None]) -> None:
+    """Wrap ``kernel``'s body in ``if id < limit`` for each dimension (x, y,
+    z) with a limit (a value of the kernel, or a constant)."""
+    entry = kernel.regions[0].blocks[0]
+    index = ir.IndexType.get()
+    body = list(entry.operations)
+    with kernel.location:
         with ir.InsertionPoint.at_block_begin(entry):
             inside = None
             bound = ir.IntegerAttr.get(index, MAX_WORK_ITEMS)
-            for dimension, extent in zip(_DIMENSIONS, extents):
-                if integer_constant(extent) == 1:
-                    continue
-                limit = arguments.get(extent)
+            for dimension, limit in zip(_DIMENSIONS, limits):
                 if limit is None:
-                    limit = arith.constant(index, integer_constant(extent))
+                    continue
+                if isinstance(limit, int):
+                    limit = arith.constant(index, limit)
                 work_item = gpu.global_id(gpu.Dimension[dimension], upper_bound=bound)
                 within = arith.cmpi(arith.CmpIPredicate.ult, work_item, limit)
                 inside = within if inside is None else arith.andi(inside, within)
@@ -91,8 +106,42 @@ def _guard_kernel(kernel: ir.Operation, extents: list[ir.Value], passed: list[ir
             guard = scf.IfOp(inside)
         with ir.InsertionPoint(guard.then_block):
             yielded = scf.YieldOp([])
-        for op in body[:-1]:  # all but gpu.return
-            op.operation.move_before(yielded)
+    for op in body[:-1]:  # all but gpu.return
+        op.operation.move_before(yielded)
+
+
+def guard_kernel_ranges(module: ir.Module) -> None:
+    """Give each explicit kernel its range's extents in x, y and z (1 past
+    the range's rank), as three new last arguments its launches pass, and
+    make the work-items past them return at once.
+
+    A kernel launched over a range with no local size runs in blocks the
+    runtime picks (the occupancy calculator's size), so the last block may
+    run past the range; over an NdRange the blocks divide it, and the guard
+    holds for every work-item. ``get_global_size`` (the frontend's
+    ``grid_dim * block_dim``, the SPIR-V meaning) becomes the extent."""
+    for kernel in ops_named(module.operation, "gpu.func"):
+        extents = _add_index_arguments(kernel, len(_DIMENSIONS))
+        for product in ops_named(kernel, "arith.muli"):
+            dimension = _grid_size_dimension(product)
+            if dimension is not None:
+                product.results[0].replace_all_uses_with(extents[dimension])
+                product.erase()
+        _guard_body(kernel, extents)
+
+
+def _grid_size_dimension(product: ir.Operation) -> int | None:
+    """The dimension (0 for x) of ``grid_dim * block_dim`` that ``product``
+    computes, in either order; None for another product."""
+    sources = {}
+    for operand in product.operands:
+        op = defining_op(operand)
+        if op is None or op.name not in ("gpu.grid_dim", "gpu.block_dim"):
+            return None
+        sources[op.name] = str(op.attributes["dimension"])
+    if len(sources) != 2 or len(set(sources.values())) != 1:
+        return None
+    return [f"#gpu<dim {name}>" for name in _DIMENSIONS].index(sources["gpu.grid_dim"])
 
 
 def _add_launch_operands(launch: ir.Operation, operands: list[ir.Value]) -> None:
@@ -118,33 +167,6 @@ def private_arrays_in_default_memory(module: ir.Module) -> None:
             with alloca.location:
                 alloca.results[0].set_type(ir.MemRefType.get(
                     array_type.shape, array_type.element_type, array_type.layout))
-
-
-def refuse_spirv_ops(module: ir.Module) -> None:
-    """Raise an UnsupportedError naming the first op of the spirv dialect in
-    a kernel, or the first value of a spirv type: the explicit kernels'
-    atomics, local arrays, barriers and group operations are written in that
-    dialect by the frontend, and have no NVVM lowering yet. (The conversion
-    would fail on them, and a failure inside the MLIR bindings can end the
-    process rather than raise.)"""
-    for kernel in ops_named(module.operation, "gpu.func"):
-        for op in nested_ops(kernel):
-            if op.name.startswith("spirv.") or any("spirv." in str(result.type)
-                                                   for result in op.results):
-                raise UnsupportedError(
-                    f"{_where(op.location)}kernel '{symbol_name(kernel)}' uses {op.name}, "
-                    "which has no CUDA lowering yet (atomics, local arrays, barriers and "
-                    "group operations run on SYCL devices only)")
-
-
-def _where(location: ir.Location) -> str:
-    """``file:line: `` of the user's source ``location``, or nothing."""
-    while location.is_a_name():
-        location = location.child_loc
-    # "-": the MLIR text's own lines, not the user's
-    if not location.is_a_file() or location.filename == "-":
-        return ""
-    return f"{location.filename}:{location.start_line}: "
 
 
 # The static extent a kernel's array arguments get: larger than any array.

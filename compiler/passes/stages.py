@@ -52,6 +52,7 @@ from . import (
     ordered_reductions,
     pipelines,
     spirv_rewrites,
+    spirv_to_nvvm,
     unswitch,
 )
 from .launch_plan import LaunchPlan, read_launch_plan
@@ -77,6 +78,9 @@ class Lowered:
     plan: LaunchPlan | None = None
     spirv: bytes | None = None
     ptx: bytes | None = None  # a CUDA device's kernels, once ``ptx`` ran
+    # an explicit kernel's launch passes its range's extents (x, y, z) after
+    # its arguments (nvvm_rewrites.guard_kernel_ranges)
+    passes_range: bool = False
     # an explicit kernel whose body, once structured, is only its return: it
     # has no effect, so launching it would only cost time
     empty: bool = False
@@ -121,7 +125,7 @@ class Stage:
 # The dialects the Python rewrites create ops of. A context loads the others
 # when text or a pass first needs them, but an op created by name in a dialect
 # not yet loaded would be an unregistered op.
-_CREATED_DIALECTS = ("arith", "func", "gpu", "math", "memref", "scf", "spirv")
+_CREATED_DIALECTS = ("arith", "func", "gpu", "llvm", "math", "memref", "scf", "spirv")
 
 
 class _ThreadCompiler:
@@ -278,16 +282,30 @@ def _binary_object(module: ir.Module) -> bytes:
 
 
 def _to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
-    nvvm_rewrites.private_arrays_in_default_memory(module)
-    nvvm_rewrites.refuse_spirv_ops(module)
     nvvm_rewrites.guard_range_tails(module)
     if lowered.plan is not None:  # a parfor's: its launches now pass their extents
         lowered.plan = read_launch_plan(module)
-    nvvm_rewrites.static_array_arguments(module)  # after the plan: it adds casts
+    _lower_to_nvvm(module)
+    return module
+
+
+def _kernel_to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    nvvm_rewrites.guard_kernel_ranges(module)
+    lowered.passes_range = True
+    _lower_to_nvvm(module)
+    return module
+
+
+def _lower_to_nvvm(module: ir.Module) -> None:
+    """The nvvm stage of parfor and explicit kernels alike, once their launch
+    is settled (and the plan read: the rewrites here add casts to the host
+    code, which it does not read)."""
+    nvvm_rewrites.private_arrays_in_default_memory(module)
+    spirv_to_nvvm.spirv_ops_to_llvm(module)
+    nvvm_rewrites.static_array_arguments(module)
     _compiler().run(module, pipelines.TO_NVVM)
     nvvm_rewrites.exact_square_roots(module)
     _compiler().run(module, pipelines.NVVM_TO_LLVM)
-    return module
 
 
 def _to_ptx(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
@@ -316,12 +334,9 @@ KERNEL_STAGES: tuple[Stage, ...] = (
 
 
 # A CUDA device's tail, after the same gpu stage.
-_CUDA_TAIL: tuple[Stage, ...] = (
-    Stage("nvvm", _to_nvvm),
-    Stage("ptx", _to_ptx, shown=_ptx_text),
-)
-CUDA_STAGES: tuple[Stage, ...] = (*STAGES[:2], *_CUDA_TAIL)
-CUDA_KERNEL_STAGES: tuple[Stage, ...] = (KERNEL_STAGES[0], *_CUDA_TAIL)
+_PTX = Stage("ptx", _to_ptx, shown=_ptx_text)
+CUDA_STAGES: tuple[Stage, ...] = (*STAGES[:2], Stage("nvvm", _to_nvvm), _PTX)
+CUDA_KERNEL_STAGES: tuple[Stage, ...] = (KERNEL_STAGES[0], Stage("nvvm", _kernel_to_nvvm), _PTX)
 
 # The stage tables by the name a reproducer file records (``xpuc opt --stages``).
 STAGE_TABLES: dict[str, tuple[Stage, ...]] = {
