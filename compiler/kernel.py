@@ -245,6 +245,7 @@ class _LaunchPlan:
     max_work_group_size: int
     device_name: str
     passes_range: bool  # the kernel takes its range's extents (Lowered.passes_range)
+    waits_for_work_group: bool  # its blocks must divide a range (Lowered.waits_for_work_group)
 
     @classmethod
     def make(cls, function: KernelFunction, compiled: _Compiled, placement: Placement,
@@ -266,7 +267,8 @@ class _LaunchPlan:
                    runtime_queue(placement.queue), kernel, slots, numpy, written,
                    tuple((i, c) for i, a in enumerate(args)
                          if (c := argument_converter(a)) is not None),
-                   device.max_work_group_size, device.name, compiled.lowered.passes_range)
+                   device.max_work_group_size, device.name, compiled.lowered.passes_range,
+                   compiled.lowered.waits_for_work_group)
 
     def placed(self, args: tuple) -> tuple:
         """A later launch's arguments as the first launch's placement gave
@@ -301,6 +303,8 @@ class _LaunchPlan:
             slots = [read(args, addresses) for read in self.slots]
             if self.passes_range:
                 slots += _padded_extents(global_size)
+            if local_size is None and self.waits_for_work_group:
+                local_size = _dividing_work_group(global_size)
             # SPIR-V's x is the range's last (fastest) dimension
             self.kernel(slots, global_size[::-1], local_size[::-1] if local_size else None)
             for i in self.written if copies else ():
@@ -315,6 +319,22 @@ _RANGE_AXES = 3  # x, y, z
 def _padded_extents(global_size: tuple[int, ...]) -> list[int]:
     """A range's extents in x, y, z order (x its last dimension), 1 past its rank."""
     return [*global_size[::-1], *(1,) * (_RANGE_AXES - len(global_size))]
+
+
+# the most work-items _dividing_work_group puts in a work-group
+_DIVIDING_WORK_GROUP_ITEMS = 256
+
+
+def _dividing_work_group(global_size: tuple[int, ...]) -> tuple[int, ...]:
+    """A work-group shape that divides ``global_size``, as a SYCL runtime
+    picks for a range: the largest divisor of each dimension that the items
+    left allow, the last (fastest) dimension first."""
+    room, shape = _DIVIDING_WORK_GROUP_ITEMS, []
+    for extent in reversed(global_size):
+        size = max(d for d in range(1, min(extent, room) + 1) if extent % d == 0)
+        shape.insert(0, size)
+        room //= size
+    return tuple(shape)
 
 
 def _slot_kind(param: KernelParam) -> int:

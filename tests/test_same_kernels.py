@@ -24,6 +24,7 @@ import pytest
 import xpuc
 from xpuc import cuda_runtime
 from xpuc.errors import DeviceError
+from xpuc.kernel import _dividing_work_group
 
 
 def _has_cuda() -> bool:
@@ -40,6 +41,7 @@ DEVICES = [
         not _has_cuda(), reason="no CUDA device")]),
 ]
 GROUP = 64
+RANGE_WITH_BARRIERS = 1000
 
 
 @numba.njit
@@ -85,6 +87,18 @@ def tree_sums(a, sums):
         stride //= 2
     if local == 0:
         sums[xpuc.get_group_id(0)] = partial[0]
+
+
+@xpuc.kernel
+def through_local_memory(a, out):
+    """Over a range with no local size: the work-groups the runtime picks
+    must divide it (on CUDA, blocks past the range would skip the barrier)."""
+    i, local = xpuc.get_global_id(0), xpuc.get_local_id(0)
+    tile = xpuc.local.array(RANGE_WITH_BARRIERS, np.float64)
+    tile[local] = a[i]
+    xpuc.barrier()
+    whole = xpuc.group.reduce_max(local) + 1 == xpuc.get_local_size(0)
+    out[i] = tile[local] + whole
 
 
 @xpuc.kernel
@@ -257,6 +271,17 @@ def _tree_sums_expected():
     return [np.arange(GROUP * 16, dtype=np.float64).reshape(16, GROUP).sum(1)]
 
 
+def _through_local_memory():
+    a = np.arange(RANGE_WITH_BARRIERS, dtype=np.float64)
+    out = np.zeros(RANGE_WITH_BARRIERS)
+    through_local_memory[RANGE_WITH_BARRIERS](a, out)
+    return [out]
+
+
+def _through_local_memory_expected():
+    return [np.arange(RANGE_WITH_BARRIERS, dtype=np.float64) + 1]
+
+
 def _publish():
     data, flags, seen = np.zeros(4), np.zeros(4, np.int64), np.zeros(32)
     publish[xpuc.NdRange(32, 8)](data, flags, seen)
@@ -406,6 +431,9 @@ CASES = {
     "grid_3d": Case(_grid, _grid_expected, (grid, (_array(np.int64, 3),), 3)),
     "local_memory_barrier": Case(_tree_sums, _tree_sums_expected,
                                  (tree_sums, (_array(np.float64), _array(np.float64)), 1)),
+    "barrier_over_a_range": Case(
+        _through_local_memory, _through_local_memory_expected,
+        (through_local_memory, (_array(np.float64), _array(np.float64)), 1)),
     "fences": Case(_publish, _publish_expected,
                    (publish, (_array(np.float64), _array(np.int64), _array(np.float64)), 1)),
     "atomics_int_float": Case(_histogram, _histogram_expected,
@@ -447,3 +475,26 @@ def test_kernels_become_ptx(case):
     ptx = compiled.lowered.ptx.decode()
     assert f".entry {compiled.module.name}(" in ptx
     assert compiled.lowered.passes_range
+    # barriers, and the collectives' (their blocks must divide a range)
+    waits = case in ("barrier_over_a_range", "local_memory_barrier", "fences",
+                     "local_atomics") or case.startswith("collectives")
+    assert compiled.lowered.waits_for_work_group == waits
+    assert ("bar.sync" in ptx) == waits
+
+
+@pytest.mark.parametrize("global_size, shape", [
+    ((1000,), (250,)), ((1_000_003,), (1,)), ((8, 12), (8, 12)), ((4096, 4096), (1, 256)),
+    ((3, 5, 7), (3, 5, 7)),
+])
+def test_a_range_of_a_kernel_waiting_for_its_work_group_is_divided(global_size, shape):
+    """What a CUDA launch of such a kernel over a range gets as its blocks."""
+    assert _dividing_work_group(global_size) == shape
+
+
+@pytest.mark.parametrize("device", DEVICES[1:])
+def test_a_work_group_larger_than_a_cuda_block_is_refused(device):
+    out = np.zeros(2048, np.float32)
+    with xpuc.device_context(device), pytest.raises(
+            ValueError, match=r"kernel scaled: work-group of 2048 items \(2048,\) is larger "
+                              r"than .* allows \(1024\)"):
+        scaled[xpuc.NdRange(2048, 2048)](out, out)

@@ -81,6 +81,11 @@ class Lowered:
     # an explicit kernel's launch passes its range's extents (x, y, z) after
     # its arguments (nvvm_rewrites.guard_kernel_ranges)
     passes_range: bool = False
+    # an explicit kernel whose work-items wait for their work-group (a
+    # barrier, a collective): the blocks of a CUDA launch must divide its
+    # range, as SYCL's work-groups do (the guard past the range would make
+    # the last block's work-items skip the barriers)
+    waits_for_work_group: bool = False
     # an explicit kernel whose body, once structured, is only its return: it
     # has no effect, so launching it would only cost time
     empty: bool = False
@@ -293,6 +298,9 @@ def _kernel_to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.M
     nvvm_rewrites.guard_kernel_ranges(module)
     lowered.passes_range = True
     _lower_to_nvvm(module)
+    # barriers, and the collectives' own (gpu.all_reduce's lowering has some)
+    lowered.waits_for_work_group = bool(ir_queries.ops_named(module.operation,
+                                                             "nvvm.barrier0"))
     return module
 
 
