@@ -45,6 +45,21 @@ def symbol_name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
+def source_line(location: ir.Location) -> str | None:
+    """``file:line`` of the user's source an op comes from, if it says (the
+    MLIR text's own lines, file "-", are not the user's)."""
+    if location.is_a_file():
+        return f"{location.filename}:{location.start_line}" if location.filename != "-" else None
+    if location.is_a_fused():
+        found = (source_line(inner) for inner in location.locations)
+        return next((where for where in found if where), None)
+    if location.is_a_name():
+        return source_line(location.child_loc)
+    if location.is_a_callsite():
+        return source_line(location.callee)
+    return None
+
+
 def is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
     """Whether ``op`` is nested, at any depth, in ``ancestor``'s regions."""
     parent = op.parent

@@ -10,7 +10,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ..errors import UnsupportedError, XpucError
-from .ir_queries import gpu_modules, nested_ops, ops_named, symbol_name
+from .ir_queries import gpu_modules, nested_ops, ops_named, source_line, symbol_name
 from .target import Target
 
 
@@ -135,7 +135,7 @@ def check_float_support(module: ir.Module, target: Target) -> None:
                 if isinstance(_element_type(value.type), float_type)]
         if not uses:
             continue
-        located = [(op, value_type, aspect, _source_line(op.location))
+        located = [(op, value_type, aspect, source_line(op.location))
                    for op, value_type, aspect in uses]
         op, value_type, aspect, where = next(
             (use for use in located if use[3] is not None and use[0] is not kernel),
@@ -153,17 +153,3 @@ def _element_type(value_type: ir.Type) -> ir.Type:
 # what to change, for code that needs float64 where there is none
 _FP64_ADVICE = ("; Python floats are float32 there, but float64 arrays, np.float64(...) "
                 "and true division of integers need fp64")
-
-
-def _source_line(location: ir.Location) -> str | None:
-    """``file:line`` of the user's source an op comes from, if it says."""
-    if location.is_a_file():
-        return f"{location.filename}:{location.start_line}"
-    if location.is_a_fused():
-        found = (_source_line(inner) for inner in location.locations)
-        return next((where for where in found if where), None)
-    if location.is_a_name():
-        return _source_line(location.child_loc)
-    if location.is_a_callsite():
-        return _source_line(location.callee)
-    return None

@@ -24,7 +24,7 @@ from mlir import ir
 from mlir.dialects import gpu, llvm
 
 from ..errors import UnsupportedError
-from .ir_queries import nested_ops, ops_named, symbol_name
+from .ir_queries import nested_ops, ops_named, source_line, symbol_name
 
 # address space of a SPIR-V storage class's pointers: CrossWorkgroup memory is
 # what the kernel's array arguments point to, generic pointers (as the bare
@@ -56,25 +56,16 @@ def spirv_ops_to_llvm(module: ir.Module) -> None:
     for kernel in ops_named(module.operation, "gpu.func"):
         for op in nested_ops(kernel):
             if op.name.startswith("spirv.") and op.name not in _RULES:
+                where = source_line(op.location)
                 raise UnsupportedError(
-                    f"{_where(op.location)}kernel '{symbol_name(kernel)}' uses {op.name}, "
-                    "which has no CUDA lowering")
+                    f"{f'{where}: ' if where else ''}kernel '{symbol_name(kernel)}' uses "
+                    f"{op.name}, which has no CUDA lowering")
         _pointer_arguments(kernel)
     _launched_pointers(module)
     for op in nested_ops(module.operation):
         if op.name in _RULES:
             with op.location, ir.InsertionPoint(op):
                 _RULES[op.name](op)
-
-
-def _where(location: ir.Location) -> str:
-    """``file:line: `` of the user's source ``location``, or nothing."""
-    while location.is_a_name():
-        location = location.child_loc
-    # "-": the MLIR text's own lines, not the user's
-    if not location.is_a_file() or location.filename == "-":
-        return ""
-    return f"{location.filename}:{location.start_line}: "
 
 
 def _pointer_parts(value_type: ir.Type) -> tuple[str, str] | None:
