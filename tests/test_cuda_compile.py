@@ -298,3 +298,41 @@ def test_explicit_kernels_become_ptx(tmp_path, capsys):
     assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx"]) == 0
     ptx = capsys.readouterr().out
     assert ".visible .entry scale(" in ptx and ".visible .entry reverse_pairs(" in ptx
+
+
+ATOMIC_PARFORS_SOURCE = '''
+import numpy as np
+from numba import prange
+
+import xpuc
+
+
+@xpuc.jit("void(int64[::1], float64[::1], int32[::1], float64[::1])")
+def histogram(index, weights, counts, totals):
+    for i in prange(index.shape[0]):
+        counts[index[i]] += 1
+        totals[index[i]] += weights[i]
+
+
+@xpuc.jit("float32[::1](float32[:, ::1])")
+def column_sums(a):
+    acc = np.zeros(a.shape[1], np.float32)
+    for i in prange(a.shape[0]):
+        acc += a[i]
+    return acc
+'''
+
+
+def test_parfors_atomic_updates_become_ptx(tmp_path, capsys):
+    """Elements several iterations update (SPEC rule 12) and reductions into
+    arrays: the integer update one atom.add, the float ones compare-exchange
+    loops on the element's bits, as on SYCL; each array passed again as a
+    pointer for them."""
+    path = tmp_path / "updates.py"
+    path.write_text(ATOMIC_PARFORS_SOURCE)
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx"]) == 0
+    ptx = capsys.readouterr().out
+    histogram, column_sums = ptx.split("// xpuc: function column_sums", 1)
+    assert histogram.count("atom.global.add.u32") == 1
+    assert histogram.count("atom.relaxed.gpu.global.cas.b64") == 1
+    assert "atom.relaxed.gpu.global.cas.b32" in column_sums
