@@ -4,6 +4,8 @@ of explicit kernels are spirv_to_nvvm.py's)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf
 
@@ -180,23 +182,31 @@ _UNBOUNDED_EXTENT = 1 << 62
 def static_array_arguments(module: ir.Module) -> None:
     """Give every kernel's ``memref<?xT>`` arguments a static extent, and
     have the launches pass their arrays cast to it (``memref.cast``)."""
+    retype_kernel_arguments(module, _static, memref.cast)
+
+
+def retype_kernel_arguments(module: ir.Module, convert: Callable[[ir.Type], ir.Type],
+                            cast: Callable[[ir.Type, ir.Value], ir.Value]) -> None:
+    """Give every kernel's arguments the types ``convert`` makes of theirs
+    (a type it keeps stays), and have the launches pass ``cast(new type,
+    operand)`` for each operand whose type changes."""
     for kernel in ops_named(module.operation, "gpu.func"):
         with kernel.location:
             for argument in kernel.regions[0].blocks[0].arguments:
-                argument.set_type(_static(argument.type))
+                argument.set_type(convert(argument.type))
             function_type = ir.FunctionType(
                 ir.TypeAttr(kernel.attributes["function_type"]).value)
             kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-                [_static(argument) for argument in function_type.inputs],
+                [convert(argument) for argument in function_type.inputs],
                 function_type.results))
     for launch in ops_named(module.operation, "gpu.launch_func"):
         view = launch.opview
         first = len(launch.operands) - len(view.kernelOperands)
         with launch.location, ir.InsertionPoint(launch):
             for position, operand in enumerate(list(view.kernelOperands)):
-                static = _static(operand.type)
-                if static != operand.type:
-                    launch.operands[first + position] = memref.cast(static, operand)
+                converted = convert(operand.type)
+                if converted != operand.type:
+                    launch.operands[first + position] = cast(converted, operand)
 
 
 def _static(value_type: ir.Type) -> ir.Type:

@@ -25,6 +25,7 @@ from mlir.dialects import gpu, llvm
 
 from ..errors import UnsupportedError
 from .ir_queries import nested_ops, ops_named, source_line, symbol_name
+from .nvvm_rewrites import retype_kernel_arguments
 
 # address space of a SPIR-V storage class's pointers: CrossWorkgroup memory is
 # what the kernel's array arguments point to, generic pointers (as the bare
@@ -60,8 +61,9 @@ def spirv_ops_to_llvm(module: ir.Module) -> None:
                 raise UnsupportedError(
                     f"{f'{where}: ' if where else ''}kernel '{symbol_name(kernel)}' uses "
                     f"{op.name}, which has no CUDA lowering")
-        _pointer_arguments(kernel)
-    _launched_pointers(module)
+    # an array passed again as a pointer for its atomics (a parfor's launch
+    # passes a SPIR-V pointer of the host code)
+    retype_kernel_arguments(module, _llvm_pointer, _unrealized_cast)
     for op in nested_ops(module.operation):
         if op.name in _RULES:
             with op.location, ir.InsertionPoint(op):
@@ -87,29 +89,11 @@ def _pointee(value_type: ir.Type) -> ir.Type:
     return ir.Type.parse(_pointer_parts(value_type)[0])
 
 
-def _pointer_arguments(kernel: ir.Operation) -> None:
-    entry = kernel.regions[0].blocks[0]
-    for argument in entry.arguments:
-        argument.set_type(_llvm_pointer(argument.type))
-    function_type = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
-    kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-        [_llvm_pointer(argument) for argument in function_type.inputs], function_type.results))
-
-
-def _launched_pointers(module: ir.Module) -> None:
-    """Have each launch (a parfor's) pass its SPIR-V pointers as the llvm
-    pointers its kernel now takes: the host code is only read for the launch
-    plan, never lowered, so a cast that nothing lowers does."""
-    for launch in ops_named(module.operation, "gpu.launch_func"):
-        view = launch.opview
-        first = len(launch.operands) - len(view.kernelOperands)
-        with launch.location, ir.InsertionPoint(launch):
-            for position, operand in enumerate(list(view.kernelOperands)):
-                if _pointer_parts(operand.type) is not None:
-                    cast = ir.Operation.create("builtin.unrealized_conversion_cast",
-                                               results=[_llvm_pointer(operand.type)],
-                                               operands=[operand])
-                    launch.operands[first + position] = cast.results[0]
+def _unrealized_cast(value_type: ir.Type, value: ir.Value) -> ir.Value:
+    """``value`` as a ``value_type`` for the host code's launches, which are
+    only read for the launch plan, never lowered: a cast nothing lowers does."""
+    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[value_type],
+                               operands=[value]).results[0]
 
 
 def _replace(op: ir.Operation, value: ir.Value | None) -> None:
