@@ -325,14 +325,38 @@ def column_sums(a):
 
 def test_parfors_atomic_updates_become_ptx(tmp_path, capsys):
     """Elements several iterations update (SPEC rule 12) and reductions into
-    arrays: the integer update one atom.add, the float ones compare-exchange
-    loops on the element's bits, as on SYCL; each array passed again as a
-    pointer for them."""
+    arrays: each one atom.add, the float ones too (SYCL's compare-exchange
+    loops on the element's bits made the GPU's float adds,
+    nvvm_rewrites.native_float_adds)."""
     path = tmp_path / "updates.py"
     path.write_text(ATOMIC_PARFORS_SOURCE)
     assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx"]) == 0
     ptx = capsys.readouterr().out
     histogram, column_sums = ptx.split("// xpuc: function column_sums", 1)
     assert histogram.count("atom.global.add.u32") == 1
-    assert histogram.count("atom.relaxed.gpu.global.cas.b64") == 1
-    assert "atom.relaxed.gpu.global.cas.b32" in column_sums
+    assert histogram.count("atom.global.add.f64") == 1
+    assert "atom.global.add.f32" in column_sums
+    assert ".cas." not in ptx
+
+
+FLOAT_ATOMICS_SOURCE = '''
+import xpuc
+
+
+@xpuc.kernel("void(float32[::1], float32[::1], float32[::1])")
+def float_atomics(x, out, olds):
+    i = xpuc.get_global_id(0)
+    olds[i] = xpuc.atomic.add(out, 0, x[i])
+    xpuc.atomic.max(out, 1, x[i])
+'''
+
+
+def test_only_float_adds_become_the_gpus_own(tmp_path, capsys):
+    """A float add (whose old value the kernel reads) is one atom.add; a float
+    max stays a compare-exchange loop, PTX having no float atom.max."""
+    path = tmp_path / "float_atomics.py"
+    path.write_text(FLOAT_ATOMICS_SOURCE)
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx"]) == 0
+    ptx = capsys.readouterr().out
+    assert ptx.count("atom.global.add.f32") == 1
+    assert ptx.count("atom.relaxed.gpu.global.cas.b32") == 1

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref, scf
+from mlir.dialects import arith, gpu, llvm, memref, scf
 
 from ..abi import MAX_WORK_ITEMS
 from .disjoint import disjoint_variant
-from .ir_queries import defining_op, integer_constant, ops_named, symbol_name
+from .ir_queries import defining_op, integer_constant, is_within, ops_named, symbol_name
 from .unswitch import unit_variant
 
 _DIMENSIONS = ("x", "y", "z")
@@ -236,3 +236,46 @@ def exact_square_roots(module: ir.Module) -> None:
     for declaration in ops_named(module.operation, "llvm.func"):  # now called nowhere
         if symbol_name(declaration) == _LIBDEVICE_SQRTF:
             declaration.erase()
+
+
+# the ops of a compare-exchange loop that adds to a float element (the
+# frontend's spirv.atomic_update_loop of an addf, once translated), in order
+_FLOAT_ADD_LOOP = ("arith.addf", "arith.bitcast", "arith.bitcast", "llvm.cmpxchg",
+                   "llvm.extractvalue", "arith.bitcast", "arith.cmpi", "scf.condition")
+
+
+def native_float_adds(module: ir.Module) -> None:
+    """Make each compare-exchange loop that adds a value to a float element
+    one ``llvm.atomicrmw fadd``: SPIR-V for OpenCL has no float atomics, so
+    the frontend writes the loop, which NVIDIA GPUs need not (``atom.add.f32``,
+    ``.f64``), and which retries under contention. Both give the value the
+    element held before; float32's native add flushes subnormals to zero."""
+    for loop in ops_named(module.operation, "scf.while"):
+        before = loop.regions[0].blocks[0]
+        ops = [op.operation for op in before.operations]
+        if tuple(op.name for op in ops) != _FLOAT_ADD_LOOP:
+            continue
+        add, new_bits, _, exchange = ops[:4]
+        old = before.arguments[0]
+        addends = [operand for operand in add.operands if operand != old]
+        if len(addends) != 1 or exchange.operands[2] != new_bits.results[0] \
+                or new_bits.operands[0] != add.results[0] \
+                or _is_inside(addends[0], loop):
+            continue
+        with loop.location, ir.InsertionPoint(loop):
+            fetched = llvm.AtomicRMWOp(
+                llvm.AtomicBinOp.fadd, exchange.operands[0], addends[0],
+                llvm.AtomicOrdering.monotonic,
+                syncscope=ir.StringAttr(exchange.attributes["syncscope"]).value)
+        first = defining_op(loop.operands[0])
+        loop.results[0].replace_all_uses_with(fetched.result)
+        loop.erase()
+        if first is not None and first.name == "llvm.load" and not list(first.results[0].uses):
+            first.erase()  # the loop's first guess of the element
+
+
+def _is_inside(value: ir.Value, op: ir.Operation) -> bool:
+    """Whether ``value`` is defined in ``op``'s regions."""
+    owner = value.owner
+    definer = (owner.owner if isinstance(owner, ir.Block) else owner).operation
+    return definer == op or is_within(definer, op)

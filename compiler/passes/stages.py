@@ -310,6 +310,7 @@ def _lower_to_nvvm(module: ir.Module) -> None:
     code, which it does not read)."""
     nvvm_rewrites.private_arrays_in_default_memory(module)
     spirv_to_nvvm.spirv_ops_to_llvm(module)
+    nvvm_rewrites.native_float_adds(module)
     nvvm_rewrites.static_array_arguments(module)
     _compiler().run(module, pipelines.TO_NVVM)
     nvvm_rewrites.exact_square_roots(module)
