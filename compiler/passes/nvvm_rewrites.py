@@ -1,6 +1,6 @@
 """Python rewrites and checks of the nvvm stage, before convert-gpu-to-nvvm:
-what a CUDA launch needs that a SYCL range launch does not (the spirv ops
-of explicit kernels are spirv_to_nvvm.py's)."""
+what a CUDA launch needs that a SYCL range launch does not, and the GPU's
+own float atomic adds (the frontend's spirv ops are spirv_to_nvvm.py's)."""
 
 from __future__ import annotations
 
