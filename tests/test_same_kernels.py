@@ -498,3 +498,17 @@ def test_a_work_group_larger_than_a_cuda_block_is_refused(device):
             ValueError, match=r"kernel scaled: work-group of 2048 items \(2048,\) is larger "
                               r"than .* allows \(1024\)"):
         scaled[xpuc.NdRange(2048, 2048)](out, out)
+
+
+@pytest.mark.parametrize("device", DEVICES[1:])
+def test_kernels_take_cuda_arrays_in_place(device):
+    """CuPy arrays (no device context): the kernels write them on their GPU."""
+    cupy = pytest.importorskip("cupy")
+    data, weights = _histogram_inputs()
+    counts, totals = cupy.zeros(16, cupy.int32), cupy.zeros(16)
+    histogram[data.size](cupy.asarray(data), counts, totals, cupy.asarray(weights))
+    sums = cupy.zeros(16)
+    tree_sums[xpuc.NdRange(GROUP * 16, GROUP)](cupy.arange(GROUP * 16, dtype=cupy.float64), sums)
+    for found, expected in zip([counts, totals, sums],
+                               [*_histogram_expected(), *_tree_sums_expected()], strict=True):
+        np.testing.assert_array_equal(cupy.asnumpy(found), expected)
