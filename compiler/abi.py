@@ -207,7 +207,9 @@ ENTRIES: dict[str, Entry] = {
                ("src", "const void*"), ("nbytes", "i64")),
         # calls and their buffers
         _entry("xpuc_call_begin", "status", ("queue", "queue*")),
-        _entry("xpuc_call_end", "status"),
+        _entry("xpuc_call_end", "status", host_code=True),
+        _entry("xpuc_call_queue", "status", ("queue", "queue*")),
+        _entry("xpuc_call_enter", "status", host_code=True),
         _entry("xpuc_use_system_memory", "status", ("on", "i32")),
         _entry("xpuc_call_register", "status", ("host", "void*"), ("nbytes", "i64")),
         _entry("xpuc_buffer_acquire", "status", ("host", "void*"), ("nbytes", "i64"),

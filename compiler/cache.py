@@ -35,6 +35,7 @@ from numba.core.caching import (
     UserProvidedCacheLocator,
 )
 
+from . import abi
 from .cuda_runtime import CudaDevice
 from .device import root_device
 from .errors import XpucError
@@ -82,6 +83,10 @@ def toolchain_versions() -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+# The runtime entries compiled host code calls, as the header declares them.
+_HOST_CODE_ENTRIES = tuple(abi.c_prototype(e) for e in abi.ENTRIES.values() if e.host_code)
+
+
 def device_key(device: dpctl.SyclDevice | CudaDevice | str, target: object) -> tuple:
     """What about ``device`` changes the compiled code: its identity and
     driver, and the ``Target`` code generation used. A sub-device is keyed by
@@ -102,7 +107,8 @@ class OffloadCache(FunctionCache):
 
     def __init__(self, py_func: Callable, key: tuple, load: bool, save: bool) -> None:
         super().__init__(py_func)
-        self._xpuc_key = (key, toolchain_versions())
+        # compiled host code is linked to the runtime entries it calls
+        self._xpuc_key = (key, toolchain_versions(), _HOST_CODE_ENTRIES)
         self._load, self._save = load, save
         tag = hashlib.sha256(repr(self._xpuc_key).encode()).hexdigest()[:16]
         self._cache_file = IndexDataCacheFile(

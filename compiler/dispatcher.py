@@ -89,12 +89,15 @@ class JitFunction:
         return self._cpu._numba_type_
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = None if kwargs else call_key(args)
-        if key is not None:
-            key = (get_current_queue(), key)
+        key = None
+        if not kwargs:
+            # (queue, None) is never a plan's key: no plan for those arguments
+            key = (get_current_queue(), call_key(args))
             plan = self._plans.get(key)
             if plan is not None:
                 return plan.run(self, args)
+            if key[1] is None:
+                key = None
         placement = place(self.py_func, args, kwargs)
         if placement is None:
             return self._cpu(*args, **kwargs)
@@ -304,14 +307,25 @@ class _CallPlan:
         args = converted(args, self.converters)
         if self.float32:
             args = _floats_as_float32(args)
+        placement = self.placement
         # as place() does: dpctl's work on the arrays' other queues is done first
-        for queue in self.placement.waited:
+        for queue in placement.waited:
             queue.wait()
-        resident = [runtime.byte_extent(args[i]) for i in self.numpy] if (
-            self.numpy and not self.handle.uses_host_memory) else []
-        result = function._run(self.placement.queue, self.handle, resident,
-                               self.returns_arrays, self.target, *args)
-        return self.placement.finish(result)
+        if self.numpy and not self.handle.uses_host_memory:
+            resident = [runtime.byte_extent(args[i]) for i in self.numpy]
+            return placement.finish(function._run(placement.queue, self.handle, resident,
+                                                  self.returns_arrays, self.target, *args))
+        # Nothing to register: the compiled code begins and ends its call
+        # itself (frontend.runtime_calls.within_a_call), on the queue named here.
+        runtime.call_queue(self.handle)
+        try:
+            if not self.returns_arrays:  # a scalar or None: nothing for finish() to do
+                return self.target(*args)
+            with CallQueue(placement.queue):
+                result = self.target(*args)
+            return placement.finish(result)
+        except KernelFault:
+            raise DeviceError(f"{function.py_func.__qualname__}: {runtime.last_error()}") from None
 
 
 def jit(signature_or_function: Any = None, **options: Any) -> Any:

@@ -51,6 +51,7 @@ __all__ = [
     "byte_extent",
     "call_begin",
     "call_end",
+    "call_queue",
     "call_register",
     "check",
     "copy_to_device",
@@ -148,6 +149,8 @@ class Queue:
         return self._handle
 
     def close(self) -> None:
+        if _named.queue is self:  # another thread's name of it is that thread's to drop
+            call_queue(None)
         if self._handle is not None:
             check(self._release(self._handle))
             self._handle = None
@@ -203,12 +206,34 @@ def queue_handle(sycl_queue: dpctl.SyclQueue) -> Queue:
         return queue
 
 
+# Every offloaded call makes these two: bound once, checked inline.
+_call_begin, _call_end = _lib.xpuc_call_begin, _lib.xpuc_call_end
+
+
 def call_begin(queue: Queue) -> None:
-    check(_lib.xpuc_call_begin(queue.handle))
+    if _call_begin(queue.handle):
+        raise DeviceError(last_error())
 
 
 def call_end() -> None:
-    check(_lib.xpuc_call_end())
+    if _call_end():
+        raise DeviceError(last_error())
+
+
+class _NamedQueue(threading.local):
+    queue: Queue | None = None  # what xpuc_call_queue last named on the thread
+
+
+_named = _NamedQueue()
+
+
+def call_queue(queue: Queue | None) -> None:
+    """Name the queue that offloaded compiled code called on this thread
+    outside a call runs on (``xpuc_call_queue``); the runtime is told only
+    when it changes. Holds ``queue`` while it is named."""
+    if _named.queue is not queue:
+        check(_lib.xpuc_call_queue(None if queue is None else queue.handle))
+        _named.queue = queue
 
 
 def usm_alloc(queue: Queue, nbytes: int, kind: int = USM_DEVICE) -> int:

@@ -76,6 +76,29 @@ int xpuc_call_begin(xpuc_queue *queue)
     return XPUC_OK;
 }
 
+/* The queue xpuc_call_enter begins a call on (outside a call). */
+static _Thread_local xpuc_queue *next_queue;
+
+int xpuc_call_queue(xpuc_queue *queue)
+{
+    next_queue = queue;
+    return XPUC_OK;
+}
+
+int xpuc_call_enter(void)
+{
+    /* The caller began the call: the outer begin waited for the queue. */
+    if (call.queue) {
+        call.depth++;
+        return XPUC_OK;
+    }
+    if (!next_queue)
+        return fail(XPUC_ERR_INVALID,
+                    "xpuc: offloaded code was called with no queue to run on "
+                    "(xpuc_call_queue names it)");
+    return xpuc_call_begin(next_queue);
+}
+
 static int sync_to_host(buffer *b)
 {
     int status = xpuc_copy_to_host(call.queue, b->host, b->device, b->capacity);

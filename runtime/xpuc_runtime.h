@@ -95,6 +95,14 @@ int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nby
  * that fails opens no call: do not pair it with call_end. */
 int xpuc_call_begin(xpuc_queue *queue);
 int xpuc_call_end(void);
+/* Compiled code brackets itself: its CPython entry calls call_enter before the
+ * function and call_end after it, also when the function fails. call_enter
+ * inside a call (begun by call_begin) nests in it, on its queue and without
+ * waiting again; outside one it is call_begin on the queue that call_queue
+ * last named on this thread (NULL: none, and call_enter fails). The queue
+ * must stay alive while it is named. */
+int xpuc_call_queue(xpuc_queue *queue);
+int xpuc_call_enter(void);
 
 /* On a device that can use host system memory (aspect usm_system_allocations,
  * as a CPU device has), kernels use host arrays in place: the calls below then

@@ -16,10 +16,11 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir as llvm
 from numba.core import cgutils, ir, types
+from numba.core.callwrapper import PyCallWrapper
 from numba.parfors.parfor_lowering import ParforLower
 
 from ..errors import UnsupportedError
-from .runtime_calls import I8P, I32, I64, call_runtime, host_extent
+from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, within_a_call
 from .translation import index_of
 from .user_locations import described, inlined_call, is_library_code
 from .usm import DeviceUSMArray
@@ -178,6 +179,19 @@ def _named(var: ir.Var) -> str:
 class OffloadLower(ParforLower):
     """Numba's lowering of functions with parfors, which also lowers
     HostAccess statements."""
+
+    def create_cpython_wrapper(self, release_gil: bool = False) -> None:
+        """Numba's CPython entry, calling the function within a runtime call
+        (``within_a_call``): whatever calls the entry (Numba's dispatcher, a
+        call plan) brackets it no further."""
+        if self.genlower:
+            return super().create_cpython_wrapper(release_gil)
+        module = self.context.create_module("wrapper")
+        callee = within_a_call(self.context, module, self.fndesc)
+        PyCallWrapper(self.context, module, callee, self.fndesc, self.env,
+                      call_helper=self.call_helper, release_gil=release_gil).build()
+        self.library.add_ir_module(module)
+        return None
 
     def lower_inst(self, inst: ir.Stmt) -> None:
         if isinstance(inst, DeviceElementRead):

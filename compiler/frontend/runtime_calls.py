@@ -107,3 +107,32 @@ def host_extent(context, builder: llvm.IRBuilder, nbtype: types.Array,
     empty = b.icmp_signed("==", ary.nitems, I64(0))
     nbytes = b.select(empty, I64(0), b.add(b.sub(high, low), ary.itemsize))
     return b.gep(data, [low]), nbytes, b.neg(low)
+
+
+def within_a_call(context, module: llvm.Module, fndesc) -> llvm.Function:
+    """A function of the same native signature as ``fndesc``'s that calls it
+    between ``xpuc_call_enter`` and ``xpuc_call_end``, which runs also when
+    the function fails. Its CPython entry calls this instead of the function,
+    so that a call from Python costs no runtime call of its own. A failed
+    enter raises KernelFault; a failed end does too, after a function that
+    succeeded (a failed function's own error stands)."""
+    fnty = context.call_conv.get_function_type(fndesc.restype, fndesc.argtypes)
+    function = cgutils.get_or_insert_function(module, fnty, fndesc.llvm_func_name)
+    bracket = llvm.Function(module, fnty, f"{fndesc.llvm_func_name}.within_call")
+    bracket.linkage = "internal"
+    builder = llvm.IRBuilder(bracket.append_basic_block("entry"))
+    call_runtime(context, builder, "xpuc_call_enter")
+    code = builder.call(function, bracket.args)
+    end = cgutils.get_or_insert_function(module, ENTRY_TYPES["xpuc_call_end"], "xpuc_call_end")
+    end_failed = builder.icmp_signed("!=", builder.call(end, ()), I32(abi.Status.OK))
+    # Numba's return codes: 0 a result, -2 None, anything else an exception
+    returned = builder.icmp_signed("==", code, code.type(0))
+    succeeded = builder.or_(returned, builder.icmp_signed("==", code, code.type(-2)))
+    with cgutils.if_unlikely(builder, builder.and_(succeeded, end_failed)):
+        with builder.if_then(returned):
+            # the result the caller will not get (the first argument points to it)
+            result = builder.load(bracket.args[0])
+            context.nrt.decref(builder, fndesc.restype, result)
+        context.call_conv.return_user_exc(builder, KernelFault, ())
+    builder.ret(code)
+    return bracket
