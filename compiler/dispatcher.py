@@ -111,27 +111,40 @@ class JitFunction:
         if not fp64:  # Python floats are float32 there (see frontend.float32_typing)
             placement = dataclasses.replace(placement, args=_floats_as_float32(placement.args))
         result = self._run(placement.queue, handle, placement.resident, True,
-                           self._invoke, dispatcher, placement)
+                           self._invoke, (dispatcher, placement))
         if key is not None:
             self._remember(key, args, placement, dispatcher, handle, fp64)
         return placement.finish(result)
 
     def _run(self, queue: dpctl.SyclQueue, handle: runtime.Queue,
              resident: list[tuple[int, int]], returns_arrays: bool, target: Callable,
-             *arguments: Any) -> Any:
-        """``target(*arguments)`` as an offloaded call on ``queue``: the NumPy
+             args: tuple) -> Any:
+        """``target(*args)`` as an offloaded call on ``queue``: the NumPy
         memory ``resident`` kept on the device for it, and, when it may return
-        arrays, ``queue`` named as theirs."""
+        arrays, ``queue`` named as theirs. The compiled code begins and ends
+        its call itself (``frontend.runtime_calls.within_a_call``), on the
+        queue named here."""
+        runtime.call_queue(handle)
+        if resident and not handle.uses_host_memory:
+            return self._run_registered(queue, handle, resident, returns_arrays, target, args)
+        try:
+            if not returns_arrays:
+                return target(*args)
+            with CallQueue(queue):
+                return target(*args)
+        except KernelFault:
+            raise DeviceError(f"{self.py_func.__qualname__}: {runtime.last_error()}") from None
+
+    def _run_registered(self, queue: dpctl.SyclQueue, handle: runtime.Queue,
+                        resident: list[tuple[int, int]], returns_arrays: bool,
+                        target: Callable, args: tuple) -> Any:
+        """``_run`` in a call begun here, in which the memory ``resident`` is
+        registered first; the compiled code's call nests in it."""
         runtime.call_begin(handle)
         try:
             for host, nbytes in resident:
                 runtime.call_register(host, nbytes)
-            if not returns_arrays:
-                return target(*arguments)
-            with CallQueue(queue):
-                return target(*arguments)
-        except KernelFault:
-            raise DeviceError(f"{self.py_func.__qualname__}: {runtime.last_error()}") from None
+            return self._run(queue, handle, [], returns_arrays, target, args)
         finally:
             runtime.call_end()
 
@@ -311,21 +324,12 @@ class _CallPlan:
         # as place() does: dpctl's work on the arrays' other queues is done first
         for queue in placement.waited:
             queue.wait()
-        if self.numpy and not self.handle.uses_host_memory:
-            resident = [runtime.byte_extent(args[i]) for i in self.numpy]
-            return placement.finish(function._run(placement.queue, self.handle, resident,
-                                                  self.returns_arrays, self.target, *args))
-        # Nothing to register: the compiled code begins and ends its call
-        # itself (frontend.runtime_calls.within_a_call), on the queue named here.
-        runtime.call_queue(self.handle)
-        try:
-            if not self.returns_arrays:  # a scalar or None: nothing for finish() to do
-                return self.target(*args)
-            with CallQueue(placement.queue):
-                result = self.target(*args)
-            return placement.finish(result)
-        except KernelFault:
-            raise DeviceError(f"{function.py_func.__qualname__}: {runtime.last_error()}") from None
+        resident = [runtime.byte_extent(args[i]) for i in self.numpy] if (
+            self.numpy and not self.handle.uses_host_memory) else []
+        result = function._run(placement.queue, self.handle, resident, self.returns_arrays,
+                               self.target, args)
+        # a scalar or None: nothing for finish() to do
+        return placement.finish(result) if self.returns_arrays else result
 
 
 def jit(signature_or_function: Any = None, **options: Any) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -142,34 +143,56 @@ def call_key(args: tuple, numpy_types: bool = False) -> tuple | None:
     writability, kind of memory), CUDA arrays of a class placement has met
     (class, device, type to compiled code), NumPy arrays (their class; with
     ``numpy_types``, also what Numba's type of them holds), float, bool, int
-    or NumPy's scalars (types only); else None."""
+    or NumPy's scalars (types only); else None. Every planned call computes
+    it: the commonest kinds are tested first."""
     key = []
     # None until the array library is loaded (by the placement of a first
     # call with USM arguments): before, a USM argument makes the key None
     usm_ndarray = array_library.loaded_usm_ndarray
     for value in args:
         kind = type(value)
-        if kind is not usm_ndarray and kind is dpnp_array_class():
-            if usm_ndarray is None:
-                return None
-            key.append(kind)
-            value, kind = value.get_array(), usm_ndarray
-        if kind is usm_ndarray:
-            # the dtype's number: hashing a dtype costs more than the rest
-            key += (value.sycl_queue, value.dtype.num, value.ndim, value.flags.flags,
-                    type(value.usm_data))
-        elif kind is np.ndarray and numpy_types:
-            flags = value.flags
-            key += (kind, value.dtype.num, value.ndim, flags.c_contiguous, flags.f_contiguous,
-                    flags.writeable, flags.aligned)
-        elif kind is np.ndarray or kind in NUMPY_SCALAR_TYPES or kind is float or (
-                kind is bool or kind is int and -(1 << 63) < value < (1 << 63)):
+        if kind is usm_ndarray or (kind not in _PLAIN_KINDS and usm_ndarray is not None
+                                   and kind is dpnp_array_class()):
+            if kind is not usm_ndarray:
+                key.append(kind)
+                value = value.get_array()
+            key += _usm_kind(value)
+            key.append(value.flags.flags)  # writability may change: read at each call
+        elif kind is np.ndarray:
+            if numpy_types:
+                flags = value.flags
+                key += (kind, value.dtype.num, value.ndim, flags.c_contiguous,
+                        flags.f_contiguous, flags.writeable, flags.aligned)
+            else:
+                key.append(kind)
+        elif kind is float or kind in NUMPY_SCALAR_TYPES or kind is bool or (
+                kind is int and -(1 << 63) < value < (1 << 63)):
             key.append(kind)
         elif kind in cuda_array_classes and (cuda := plan_key(value)) is not None:
             key.append((kind, cuda))
         else:
             return None
     return tuple(key)
+
+
+# the kinds of argument call_key tests before dpnp's array class
+_PLAIN_KINDS = frozenset((np.ndarray, float, bool, int, *NUMPY_SCALAR_TYPES))
+
+# id() of each usm_ndarray call_key has met, alive -> (a weak reference to
+# it, what of its kind cannot change: queue, dtype, rank, kind of memory).
+# A usm_ndarray's dtype costs more to read than the rest of a planned call's
+# key, and calls in a loop mostly pass the same arrays.
+_usm_kinds: dict[int, tuple] = {}
+
+
+def _usm_kind(array: dpt.usm_ndarray) -> tuple:
+    number = id(array)
+    found = _usm_kinds.get(number)
+    if found is None or found[0]() is not array:
+        found = _usm_kinds[number] = (
+            weakref.ref(array, lambda _, number=number: _usm_kinds.pop(number, None)),
+            array.sycl_queue, array.dtype.num, array.ndim, type(array.usm_data))
+    return found[1:]
 
 
 @functools.lru_cache(maxsize=1024)

@@ -296,3 +296,48 @@ def test_numpy_scalars_are_planned(monkeypatch, scalar):
     result, launched = launches(scaled, a, scalar)
     assert launched == 1
     np.testing.assert_array_equal(dpt.asnumpy(result), np.arange(4.0) * scalar)
+
+
+@xpuc.jit
+def increment_then_fail(a, fail):
+    for i in numba.prange(a.shape[0]):
+        a[i] += 1
+    if fail:
+        raise ValueError("asked to fail")
+
+
+def test_a_planned_call_makes_no_runtime_call_from_python(monkeypatch):
+    a = usm(np.zeros(4))
+    increment(a)
+
+    def refused(*args):
+        raise AssertionError("a planned call begins and ends its call in compiled code")
+
+    monkeypatch.setattr(xpuc.runtime, "call_begin", refused)
+    monkeypatch.setattr(xpuc.runtime, "call_end", refused)
+    for _ in range(2):
+        assert launches(increment, a)[1] == 1
+    with xpuc.device_context(QUEUE):
+        values = np.zeros(4)
+        increment(values)  # placed (the first in the context): no begin either
+        assert launches(increment, values)[1] == 1
+    np.testing.assert_array_equal(dpt.asnumpy(a), np.full(4, 3.0))
+    np.testing.assert_array_equal(values, np.full(4, 2.0))
+
+
+@pytest.mark.usefixtures("copying_host_arrays")
+def test_a_call_that_raises_ends_its_call():
+    values = np.zeros(4)
+    with xpuc.device_context(QUEUE):
+        for _ in range(2):
+            increment_then_fail(values, False)
+        xpuc.reset_stats()
+        with pytest.raises(ValueError, match="asked to fail"):
+            increment_then_fail(values, True)  # planned
+        # its device copy was copied back and freed: no call is left open
+        stats = xpuc.stats()
+        assert stats["usm_allocs"] == stats["usm_frees"] and stats["kernel_launches"] == 1
+        with pytest.raises(xpuc.DeviceError, match="outside a call"):
+            xpuc.runtime.call_end()
+        increment_then_fail(values, False)
+    np.testing.assert_array_equal(values, np.full(4, 4.0))

@@ -15,6 +15,7 @@ from device_support import assemble
 
 import xpuc
 from xpuc import runtime as rt
+from xpuc.abi import Status
 from xpuc.array_library import tensor as dpt
 from xpuc.errors import DeviceError
 
@@ -323,6 +324,47 @@ def test_nesting_on_another_context_is_refused(queue, sycl_queue, device_name):
         rt.call_end()  # the refused begin opened no call
     with pytest.raises(DeviceError):
         rt.call_end()
+
+
+def test_call_enter_begins_on_the_named_queue(queue):
+    host = np.ones(4)
+    rt.call_queue(queue)
+    assert rt._lib.xpuc_call_enter() == 0  # what compiled code's entry calls first
+    try:
+        assert rt.buffer_acquire(ptr(host), host.nbytes, copy_in=True)
+    finally:
+        rt.call_end()
+    assert_counts(usm_allocs=1, usm_frees=1)
+    with pytest.raises(DeviceError, match="xpuc_call_begin was not called"):
+        rt.call_end()
+
+
+def test_call_enter_nests_in_a_begun_call(queue, sycl_queue):
+    host = np.ones(4)
+    other = rt.Queue(dpctl.SyclQueue(dpctl.SyclContext([sycl_queue.sycl_device]),
+                                     sycl_queue.sycl_device))
+    rt.call_queue(other)  # another context: a begin there could not nest
+    rt.call_begin(queue)
+    try:
+        device = rt.buffer_acquire(ptr(host), host.nbytes, copy_in=True)
+        assert rt._lib.xpuc_call_enter() == 0
+        assert rt.buffer_acquire(ptr(host), host.nbytes, copy_in=False) == device
+        rt.call_end()
+        assert_counts(usm_frees=0)  # the outer call holds the buffer
+    finally:
+        rt.call_end()
+        rt.call_queue(None)
+    assert_counts(usm_allocs=1, usm_frees=1)
+
+
+def test_call_enter_without_a_named_queue_fails(sycl_queue):
+    queue = rt.Queue(sycl_queue)
+    rt.call_queue(queue)
+    queue.close()  # unnames it
+    assert rt._lib.xpuc_call_enter() == Status.ERR_INVALID
+    assert "no queue to run on" in rt.last_error()
+    with pytest.raises(DeviceError, match="xpuc_call_begin was not called"):
+        rt.call_end()  # the failed enter opened no call
 
 
 def test_zero_byte_buffers(queue):
