@@ -186,6 +186,20 @@ def _entry(name: str, result: str, *params: tuple[str, str], host_code: bool = F
 
 # ---- the entries ----------------------------------------------------------------
 
+# What a launch takes (xpuc_launch; after a queue, xpuc_call_launch).
+_LAUNCH_PARAMS = (
+    ("spirv", "const void*"),
+    ("spirv_len", "i64"),
+    ("spirv_hash", "u64"),
+    ("kernel_name", "const char*"),
+    ("arg_slots", "const u64*"),  # nargs slots (ArgKind says what each holds)
+    ("arg_kinds", "const i32*"),  # nargs ArgKind values
+    ("nargs", "i32"),
+    ("global", "const i64*"),  # ndim sizes, x y z (SPIR-V order)
+    ("local", "const i64*"),  # ndim sizes or NULL; all zero: not fixed
+    ("ndim", "i32"),
+)
+
 #: Every entry of the runtime, by name, in the header's order.
 ENTRIES: dict[str, Entry] = {
     entry.name: entry
@@ -225,18 +239,8 @@ ENTRIES: dict[str, Entry] = {
         _entry("xpuc_usm_array_alloc", "status", ("nbytes", "i64"), ("usm_kind", "i32"),
                ("meminfo", "void**"), host_code=True),
         # launches
-        _entry("xpuc_launch", "status",
-               ("spirv", "const void*"),
-               ("spirv_len", "i64"),
-               ("spirv_hash", "u64"),
-               ("kernel_name", "const char*"),
-               ("arg_slots", "const u64*"),  # nargs slots (ArgKind says what each holds)
-               ("arg_kinds", "const i32*"),  # nargs ArgKind values
-               ("nargs", "i32"),
-               ("global", "const i64*"),  # ndim sizes, x y z (SPIR-V order)
-               ("local", "const i64*"),  # ndim sizes or NULL; all zero: not fixed
-               ("ndim", "i32"),
-               host_code=True),
+        _entry("xpuc_launch", "status", *_LAUNCH_PARAMS, host_code=True),
+        _entry("xpuc_call_launch", "status", ("queue", "queue*"), *_LAUNCH_PARAMS),
         _entry("xpuc_parfor_on_host", "status", ("kernel_name", "const char*"),
                ("trip_count", "i64"), ("iteration_cost", "i64"), ("on_host", "i32*"),
                host_code=True),

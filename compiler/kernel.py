@@ -287,30 +287,38 @@ class _LaunchPlan:
             queue.wait()
         # a device that takes NumPy's memory as it is needs no copies
         copies = bool(self.numpy) and not self.handle.uses_host_memory
+        if not copies:  # the arrays used in place: one runtime entry begins, launches, ends
+            addresses = {i: args[i].__array_interface__["data"][0] for i in self.numpy}
+            self._launch(args, addresses, global_size, local_size, self.handle)
+            return
         if resident is None:
-            resident = [runtime.byte_extent(args[i]) for i in self.numpy] if copies else []
+            resident = [runtime.byte_extent(args[i]) for i in self.numpy]
         runtime.call_begin(self.handle)
         try:
             for host, nbytes in resident:
                 runtime.call_register(host, nbytes)
             addresses = {}
             for i in self.numpy:
-                address = args[i].__array_interface__["data"][0]
-                if copies:
-                    start, nbytes = runtime.byte_extent(args[i])
-                    address += runtime.buffer_acquire(start, nbytes, copy_in=True) - start
-                addresses[i] = address
-            slots = [read(args, addresses) for read in self.slots]
-            if self.passes_range:
-                slots += _padded_extents(global_size)
-            if local_size is None and self.waits_for_work_group:
-                local_size = _dividing_work_group(global_size)
-            # SPIR-V's x is the range's last (fastest) dimension
-            self.kernel(slots, global_size[::-1], local_size[::-1] if local_size else None)
-            for i in self.written if copies else ():
+                start, nbytes = runtime.byte_extent(args[i])
+                addresses[i] = (args[i].__array_interface__["data"][0]
+                                + runtime.buffer_acquire(start, nbytes, copy_in=True) - start)
+            self._launch(args, addresses, global_size, local_size)
+            for i in self.written:
                 runtime.buffer_release(*runtime.byte_extent(args[i]), copy_out=True)
         finally:
             runtime.call_end()
+
+    def _launch(self, args: tuple, addresses: dict[int, int], global_size: tuple[int, ...],
+                local_size: tuple[int, ...] | None, queue: runtime.Queue | None = None) -> None:
+        """The kernel launched with ``args`` (its NumPy arrays at ``addresses``)
+        in the current call, or in one of its own on ``queue``."""
+        slots = [read(args, addresses) for read in self.slots]
+        if self.passes_range:
+            slots += _padded_extents(global_size)
+        if local_size is None and self.waits_for_work_group:
+            local_size = _dividing_work_group(global_size)
+        # SPIR-V's x is the range's last (fastest) dimension
+        self.kernel(slots, global_size[::-1], local_size[::-1] if local_size else None, queue)
 
 
 _RANGE_AXES = 3  # x, y, z

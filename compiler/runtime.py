@@ -320,15 +320,17 @@ class KernelLaunch:
         self._slots = c_uint64 * max(self.count, 1)
 
     def __call__(self, slots: Sequence[int], global_size: Sequence[int],
-                 local_size: Sequence[int] | None = None) -> None:
-        """Launch on the current call's queue and wait: ``slots`` as ``slot``
-        makes them, sizes in SPIR-V order (x, y, z)."""
+                 local_size: Sequence[int] | None = None, queue: Queue | None = None) -> None:
+        """Launch on the current call's queue, or in a call of its own on
+        ``queue`` (``xpuc_call_launch``: nothing to copy), and wait:
+        ``slots`` as ``slot`` makes them, sizes in SPIR-V order (x, y, z)."""
         ndim = len(global_size)
         # more than 3 dimensions: the runtime's to refuse, with its message
         sizes = _SIZES.get(ndim) or c_int64 * ndim
-        check(_lib.xpuc_launch(self.spirv, len(self.spirv), self.hash, self.name,
-                               self._slots(*slots), self.kinds, self.count, sizes(*global_size),
-                               sizes(*(local_size or ())), ndim))
+        launch = (self.spirv, len(self.spirv), self.hash, self.name, self._slots(*slots),
+                  self.kinds, self.count, sizes(*global_size), sizes(*(local_size or ())), ndim)
+        check(_lib.xpuc_launch(*launch) if queue is None
+              else _lib.xpuc_call_launch(queue.handle, *launch))
 
 
 # a launch range's sizes as a C array, by its number of dimensions (0: none)

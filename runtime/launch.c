@@ -52,6 +52,21 @@ int xpuc_launch(const void *binary, int64_t binary_len, uint64_t binary_hash,
     return XPUC_OK;
 }
 
+int xpuc_call_launch(xpuc_queue *queue, const void *binary, int64_t binary_len,
+                     uint64_t binary_hash, const char *kernel_name, const uint64_t *arg_slots,
+                     const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
+                     const int64_t *local, int32_t ndim)
+{
+    int status = xpuc_call_begin(queue);
+    if (status != XPUC_OK)
+        return status;
+    status = xpuc_launch(binary, binary_len, binary_hash, kernel_name, arg_slots, arg_kinds,
+                         nargs, global, local, ndim);
+    /* it frees nothing that a launch on device memory needed: its error stands */
+    int ended = xpuc_call_end();
+    return status != XPUC_OK ? status : ended;
+}
+
 /* ---- the cost model: tiny parfors stay on the host ------------------------ */
 
 /* Timed copies per measurement, after one that warms the queue up. */

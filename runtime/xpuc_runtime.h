@@ -153,6 +153,13 @@ int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,
                 const char *kernel_name, const uint64_t *arg_slots,
                 const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
                 const int64_t *local, int32_t ndim);
+/* xpuc_launch in a call of its own on `queue` (call_begin, the launch,
+ * call_end): an explicit kernel's launch on device memory, from Python in one
+ * entry. A launch that fails is reported, its call ended. */
+int xpuc_call_launch(xpuc_queue *queue, const void *spirv, int64_t spirv_len,
+                     uint64_t spirv_hash, const char *kernel_name, const uint64_t *arg_slots,
+                     const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
+                     const int64_t *local, int32_t ndim);
 
 /* The cost model: whether the parfor `kernel_name` of `trip_count` iterations,
  * each estimated to cost `iteration_cost` ns on the host, runs on the host

@@ -618,6 +618,24 @@ def test_unknown_kernel_name(queue, spirv, device_name):
     assert device_name in str(error.value)
 
 
+def test_call_launch_is_a_launch_in_a_call_of_its_own(queue, sycl_queue, spirv):
+    n = 8
+    a, b = (dpt.asarray(np.arange(n, dtype=np.float32) * k, sycl_queue=sycl_queue)
+            for k in (1, 2))
+    c = dpt.zeros(n, dtype=np.float32, sycl_queue=sycl_queue)
+    add = rt.KernelLaunch(spirv, "add", [rt.ARG_PTR] * 3 + [rt.ARG_I64])
+    add([a._pointer, b._pointer, c._pointer, n], (n,), queue=queue)
+    np.testing.assert_array_equal(dpt.asnumpy(c), np.arange(n) * 3.0)
+    assert_counts(kernel_launches=1)
+    with pytest.raises(DeviceError, match="xpuc_call_begin was not called"):
+        rt.call_end()  # its call ended
+    nope = rt.KernelLaunch(spirv, "nope", [])
+    with pytest.raises(DeviceError, match="no kernel 'nope' in SPIR-V module"):
+        nope([], (1,), queue=queue)
+    with pytest.raises(DeviceError, match="xpuc_call_begin was not called"):
+        rt.call_end()  # ended after the failed launch too
+
+
 def test_launch_without_call_begin(spirv):
     with pytest.raises(DeviceError, match="xpuc_launch outside a call"):
         rt.launch(spirv, "add", [], (1,))
