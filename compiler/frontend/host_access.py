@@ -8,7 +8,8 @@ Host code cannot address ``usm_type="device"`` arrays: one element read or
 written (``x = a[i, j]``, ``a[0] = x``) becomes a copy of that element between
 the device and the host (``DeviceElementRead``, ``DeviceElementWrite``,
 lowered to ``xpuc_element_copy``); any other use of their elements is refused
-(rule 10).
+(rule 10). Its lowering class, ``OffloadLower``, also gives the function the
+CPython entry that runs it within a runtime call.
 """
 
 from __future__ import annotations
