@@ -46,8 +46,9 @@ def test_another_thread_lowers_in_its_own_context():
 
 def test_a_fresh_context_knows_the_ops_the_rewrites_create():
     # an op created by name in a dialect not yet loaded would be unregistered
-    an_op = {"arith": "arith.addi", "func": "func.func", "gpu": "gpu.func", "math": "math.sqrt",
-             "memref": "memref.load", "scf": "scf.for", "spirv": "spirv.module"}
+    an_op = {"arith": "arith.addi", "func": "func.func", "gpu": "gpu.func",
+             "llvm": "llvm.atomicrmw", "math": "math.sqrt", "memref": "memref.load",
+             "scf": "scf.for", "spirv": "spirv.module"}
     assert set(an_op) == set(stages._CREATED_DIALECTS)
     context = stages._ThreadCompiler().context
     for op in an_op.values():
