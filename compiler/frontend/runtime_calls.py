@@ -131,7 +131,9 @@ def within_a_call(context, module: llvm.Module, fndesc) -> llvm.Function:
     with cgutils.if_unlikely(builder, builder.and_(succeeded, end_failed)):
         with builder.if_then(returned):
             # the result the caller will not get (the first argument points to it)
-            result = builder.load(bracket.args[0])
+            # (stored as the return type's representation: a bool is an i8 there)
+            result = context.get_returned_value(builder, fndesc.restype,
+                                                builder.load(bracket.args[0]))
             context.nrt.decref(builder, fndesc.restype, result)
         context.call_conv.return_user_exc(builder, KernelFault, ())
     builder.ret(code)
