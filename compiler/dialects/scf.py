@@ -12,20 +12,31 @@ from .types import INDEX
 
 @contextmanager
 def parallel(
-    b: Builder, lower: Sequence[Value], upper: Sequence[Value]
+    b: Builder, lower: Sequence[Value], upper: Sequence[Value],
+    processors: Sequence[str] | None = None,
 ) -> Iterator[list[Value]]:
     """Emit an ``scf.parallel`` over ``lower[k] <= i_k < upper[k]`` (outermost
     first, as a parfor's loop nests) and yield the induction variables in that
     order. The loop's own dimensions are listed innermost first, because the
     gpu stage maps its first dimension to x, the dimension whose neighbouring
-    work-items a device vectorizes across: they must touch neighbouring memory."""
+    work-items a device vectorizes across: they must touch neighbouring memory.
+
+    ``processors`` (outermost first: ``block_x``, ``thread_x``...) maps the
+    dimensions to a launch's blocks and threads instead, which the gpu stage
+    keeps: a loop whose work-items share a block's memory."""
     one = b.index_constant(1)
     ivs = [Value(b.fresh(), INDEX) for _ in lower]
     names = ", ".join(v.name for v in reversed(ivs))
     lbs = ", ".join(v.name for v in reversed(lower))
     ubs = ", ".join(v.name for v in reversed(upper))
     steps = ", ".join(one.name for _ in lower)
-    with b.region(f"scf.parallel ({names}) = ({lbs}) to ({ubs}) step ({steps})", "}"):
+    footer = "}"
+    if processors:
+        identity = "(d0) -> (d0)"
+        footer += " {{mapping = [{}]}}".format(", ".join(
+            f"#gpu.loop_dim_map<processor = {processor}, map = {identity}, bound = {identity}>"
+            for processor in reversed(processors)))
+    with b.region(f"scf.parallel ({names}) = ({lbs}) to ({ubs}) step ({steps})", footer):
         yield ivs
         b.emit("scf.reduce")
 

@@ -22,7 +22,7 @@ from ..errors import UnsupportedError, XpucError
 from ..passes import Target
 from . import host_parfors
 from .literal_arguments import arguments_of
-from .parfor_reductions import REDUCTION_WORK_ITEMS, Reduction
+from .parfor_reductions import Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
 from .translation import KernelParam, composite_of, scalar_items
@@ -211,9 +211,16 @@ class _HostEmitter:
                               [I32(kind) for _, kind in launch.args] or [I32(0)]),
             )
             global_range = cgutils.alloca_once(b, I64, size=3)
+            # parfor kernels fix no work-group size, the device runtime picks
+            # one (passes/gpu_rewrites.index_by_global_ids), unless they run in
+            # blocks of their own (a GPU's reduction work-groups)
+            local_range = (cgutils.alloca_once(b, I64, size=3) if launch.own_blocks
+                           else llvm.Constant(I64.as_pointer(), None))
             for axis in range(3):
                 grid, block = values[launch.grid[axis]], values[launch.block[axis]]
                 b.store(b.mul(grid, block), b.gep(global_range, [I32(axis)]))
+                if launch.own_blocks:
+                    b.store(block, b.gep(local_range, [I32(axis)]))
             name = self.context.insert_const_string(module, launch.kernel_name)
             disjoint = None
             for choice in launch.choices:
@@ -227,12 +234,10 @@ class _HostEmitter:
                     holds = b.and_(holds, disjoint)
                 name = b.select(holds, self.context.insert_const_string(
                     module, choice.kernel_name), name)
-            # no local range: parfor kernels fix no work-group size, the
-            # device runtime picks one (passes/gpu_rewrites.index_by_global_ids)
             self.call(
                 "xpuc_launch", spirv_ptr, I64(len(spirv)), I64(spirv_hash), name, slots,
-                b.bitcast(kinds, I32.as_pointer()), I32(nargs), global_range,
-                llvm.Constant(I64.as_pointer(), None), I32(ndim),
+                b.bitcast(kinds, I32.as_pointer()), I32(nargs), global_range, local_range,
+                I32(ndim),
             )
 
     def runs_disjoint_copy(self, launch: KernelLaunch) -> llvm.Value:
@@ -274,8 +279,9 @@ class _HostEmitter:
         kernel, so nothing to copy in)."""
         b = self.builder
         element = self.context.get_value_type(self.part_types(var)[part])
-        host = cgutils.alloca_once(b, element, size=REDUCTION_WORK_ITEMS)
-        nbytes = I64(REDUCTION_WORK_ITEMS * self.context.get_abi_sizeof(element))
+        count = self.kernel.partial_count
+        host = cgutils.alloca_once(b, element, size=count)
+        nbytes = I64(count * self.context.get_abi_sizeof(element))
         host_bytes = b.bitcast(host, I8P)
         device = cgutils.alloca_once(b, I8P)
         self.call("xpuc_buffer_acquire", host_bytes, nbytes, I32(0), device)
@@ -330,15 +336,18 @@ class _HostEmitter:
     def _combined_pairwise(self, reduction: Reduction, nbtype: types.Type,
                            partials: llvm.Value) -> llvm.Value:
         """The partial results combined halves into halves, in place, so that
-        a float sum loses no more than log2(REDUCTION_WORK_ITEMS) roundings here."""
+        a float sum loses no more than log2(partial count) roundings here: of
+        ``count`` results, the first ``count // 2`` take in the last ones,
+        each its own (the middle one of an odd count waits for a later round)."""
         b = self.builder
-        half = REDUCTION_WORK_ITEMS // 2
-        while half:
+        count = self.kernel.partial_count
+        while count > 1:
+            half = count // 2
             with cgutils.for_range(b, I64(half)) as loop:
                 left = b.gep(partials, [loop.index])
-                right = b.gep(partials, [b.add(loop.index, I64(half))])
+                right = b.gep(partials, [b.add(loop.index, I64(count - half))])
                 b.store(self._combine(reduction, nbtype, b.load(left), b.load(right)), left)
-            half //= 2
+            count -= half
         return b.load(partials)
 
     def _composites(self, nbtype: types.Type, parts: list[llvm.Value]) -> llvm.Value:
@@ -346,8 +355,8 @@ class _HostEmitter:
         wrote to the arrays ``parts``."""
         b = self.builder
         made = cgutils.alloca_once(b, self.context.get_value_type(nbtype),
-                                   size=REDUCTION_WORK_ITEMS)
-        with cgutils.for_range(b, I64(REDUCTION_WORK_ITEMS)) as loop:
+                                   size=self.kernel.partial_count)
+        with cgutils.for_range(b, I64(self.kernel.partial_count)) as loop:
             values = [b.load(b.gep(part, [loop.index])) for part in parts]
             b.store(self.composite(nbtype, values), b.gep(made, [loop.index]))
         return made
@@ -410,8 +419,7 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
                  if host_parfors.can_run_on_host(parfor, fndesc.typemap) else None)
     with refused_as_user_code(parfor.loc), arguments_of(lowerer.func_ir):
         kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
-                                  kernel_name(fndesc.qualname, ordinal),
-                                  offload.target.vector_lanes)
+                                  kernel_name(fndesc.qualname, ordinal), offload.target)
     try:
         lowered = compile_to_spirv(kernel.name, kernel.mlir, offload.target)
     except UnsupportedError as error:  # what the device cannot run (no fp64)

@@ -1,9 +1,13 @@
 """The reductions of a parfor (``s += a[i]``, ``m = min(m, a[i])``,
 np.argmin, and variables whose last assignment the code after the loop
 reads): what the kernel carries per reduction variable, its body translated
-to take them in and give them out, the parallel loop in which each of
-REDUCTION_WORK_ITEMS work-items reduces its share of the iterations into
-partial results, and how the host combines those."""
+to take them in and give them out, the parallel loop in which each work-item
+reduces its share of the iterations into partial results, and how the host
+combines those. The layout of that loop is the device's (reduction_layout):
+on a CPU device, REDUCTION_WORK_ITEMS work-items in vector lanes, each with
+a partial result for the host; on a GPU, work-groups whose work-items combine
+theirs in the kernel (subgroup shuffles, then local memory), one partial
+result per work-group."""
 
 from __future__ import annotations
 
@@ -16,7 +20,10 @@ import numpy as np
 from numba.core import ir, types
 
 from ..dialects import BOOL, I64, INDEX, Builder, ScalarType, Value, arith, memref, scf
+from ..dialects.complex import Complex, lookup_complex_rule
+from ..dialects.registry import lookup_rule
 from ..errors import UnsupportedError
+from ..passes import Target
 from .loop_nest import (
     Bound,
     bound_value,
@@ -26,6 +33,7 @@ from .loop_nest import (
     iteration_count,
     loop_extents,
 )
+from .rules.reductions import index_value_min_max
 from .translation import (
     IndexValuePair,
     KernelParam,
@@ -47,6 +55,9 @@ class Reduction:
 
     var: str
     combine: Callable[[object, object], object]  # Python, compiled into the host code
+    # the operator or callee whose emit rule combines two partial results in
+    # a kernel, as ``combine`` does on the host (None: a last-value variable)
+    operator: object = None
     # a variable the loop assigns and the code after it reads: the kernel
     # carries the iteration and the value of its last assignment (as an
     # IndexValue), and the latest assignment wins, as in a serial loop
@@ -62,6 +73,35 @@ class Reduction:
 # and more made each vector of lanes stride through its chunk while the
 # others waited their turn (also about half).
 REDUCTION_WORK_ITEMS = 4096
+
+
+@dataclass(frozen=True)
+class ReductionLayout:
+    """How a reduction kernel's work-items share the iterations and where
+    their partial results meet."""
+
+    lanes: int  # work-items run side by side: a CPU's vector, a GPU's subgroup
+    # work-items of a work-group that combine their partial results in the
+    # kernel (0: none, each work-item's goes to the host), and work-groups
+    group_size: int = 0
+    groups: int = 0
+
+    @property
+    def partial_count(self) -> int:
+        """The partial results the host combines: one per work-group, or one
+        per work-item."""
+        return self.groups if self.group_size else REDUCTION_WORK_ITEMS
+
+
+def reduction_layout(target: Target) -> ReductionLayout:
+    """The one place a reduction kernel's shape follows from the device: the
+    work-groups of a Target that names them (a GPU: subgroups reduce with
+    shuffles, work-groups in local memory, and enough work-groups to fill the
+    device), else the vector lanes of REDUCTION_WORK_ITEMS work-items."""
+    if target.reduction_group_size:
+        return ReductionLayout(target.vector_lanes, target.reduction_group_size,
+                               target.reduction_groups)
+    return ReductionLayout(reduction_lanes(target.vector_lanes))
 
 
 def reduction_lanes(target_lanes: int) -> int:
@@ -83,9 +123,10 @@ def _multiply(a, b):
 
 # how partial results combine, by Numba's reduction operator: a work-item's
 # ``t -= x`` accumulates -sum(x) from 0, so partials add; ``t /= x`` multiplies
+# (and the operator that does it in a kernel)
 _COMBINE_BY_OPERATOR = {
-    operator.iadd: (_add, 0), operator.isub: (_add, 0),
-    operator.imul: (_multiply, 1), operator.itruediv: (_multiply, 1),
+    operator.iadd: (_add, 0, operator.add), operator.isub: (_add, 0, operator.add),
+    operator.imul: (_multiply, 1, operator.mul), operator.itruediv: (_multiply, 1, operator.mul),
 }
 
 
@@ -154,13 +195,14 @@ def reduction_args(t: Translation) -> list[ReductionArg]:
                 f"{where(t.parfor.loc)}: reduction into {user_names([name])} of type "
                 f"{nbtype}")
         if info.redop in _COMBINE_BY_OPERATOR and composite is not IndexValuePair:
-            combine, identity = _COMBINE_BY_OPERATOR[info.redop]
+            combine, identity, combining = _COMBINE_BY_OPERATOR[info.redop]
         else:
-            combine, identity = _min_max_callee(t, info.reduce_nodes), None
-            if combine is None:
+            combining, identity = _min_max_callee(t, info.reduce_nodes), None
+            if combining is None:
                 raise UnsupportedError(
                     f"{where(t.parfor.loc)}: reduction into {user_names([name])} with an "
                     "operator other than +=, -=, *=, /=, min or max")
+            combine = _COMBINE_BY_CALLEE[combining]
         start = t.env[name]
         for axis, (dtype, part) in enumerate(zip(dtypes, composite.PARTS if composite
                                                  else (None,))):
@@ -168,7 +210,7 @@ def reduction_args(t: Translation) -> list[ReductionArg]:
             # the imaginary part of 0 and of 1 is 0
             start_part = 0 if part == "imag" and identity is not None else identity
             compensated = dtype.is_float and info.redop in (operator.iadd, operator.isub)
-            found.append(ReductionArg(Reduction(name, combine), dtype, partials,
+            found.append(ReductionArg(Reduction(name, combine, combining), dtype, partials,
                                       getattr(start, part) if part else start, start_part,
                                       compensated, part))
     # Numba may list a reduction variable among the races too (which, depends
@@ -191,13 +233,14 @@ def _later(a, b):
     return b if b.index > a.index else a
 
 
-def _min_max_callee(t: Translation, nodes: list) -> Callable | None:
+def _min_max_callee(t: Translation, nodes: list) -> object | None:
+    """The min/max-like callee a reduction's nodes call, if any."""
     for node in nodes:
         if isinstance(node, ir.Assign) and isinstance(node.value, ir.Expr) \
                 and node.value.op == "call":
             key = getattr(t.typemap[node.value.func.name], "typing_key", None)
             if key in _COMBINE_BY_CALLEE:
-                return _COMBINE_BY_CALLEE[key]
+                return key
     return None
 
 
@@ -255,9 +298,12 @@ def _var(t: Translation, name: str) -> ir.Var:
 
 def reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
                    bounds: list[tuple[Bound, Bound]], reductions: list[ReductionArg],
-                   lane_count: int, inner_strides: list[str]) -> None:
-    """Work-item ``(c, l)`` of a C x L parallel loop (C * L =
-    REDUCTION_WORK_ITEMS, L = ``lane_count``) runs the iterations ``r * L + l``
+                   layout: ReductionLayout, inner_strides: list[str]) -> list[str]:
+    """The parallel loop of a reduction kernel, laid out as ``layout`` says;
+    the declarations it needs at the module's top (a work-group's buffers).
+
+    Without work-groups: work-item ``(c, l)`` of a C x L parallel loop (C * L =
+    REDUCTION_WORK_ITEMS, L = ``layout.lanes``) runs the iterations ``r * L + l``
     for the rows ``r`` of chunk ``c`` (the iterations as rows of L, cut into C
     chunks of consecutive rows), carrying the reduction variables from their
     start values (float sums with compensated steps), and stores its partial
@@ -278,8 +324,11 @@ def reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
     shares (work-item w runs w, w + W, ...) made the OpenCL CPU device gather
     element by element, 5x slower than this. Views run as in a map kernel
     (``_map_loop`` in parfor_to_mlir.py).
+
+    With work-groups (a GPU), see ``reduce_in_group``.
     """
-    chunks = b.index_constant(REDUCTION_WORK_ITEMS // lane_count)
+    lane_count = layout.lanes
+    chunks = None if layout.group_size else b.index_constant(REDUCTION_WORK_ITEMS // lane_count)
     lanes = b.index_constant(lane_count)
     # what each work-item carries from one iteration to the next, per
     # reduction: its running value, and for a compensated sum the rounding
@@ -347,14 +396,16 @@ def reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
             b.emit("scf.yield")
 
     def loop(lower: Value, upper: Value, state: list[Value],
-             step: Callable[[Value, list[Value]], list[Value]]) -> list[Value]:
-        """``scf.for`` from ``lower`` to ``upper`` carrying ``state``, which
-        ``step(index, state)`` advances; the final state."""
+             step: Callable[[Value, list[Value]], list[Value]],
+             stride: Value | None = None) -> list[Value]:
+        """``scf.for`` from ``lower`` to ``upper`` (by ``stride``, 1 unless
+        told) carrying ``state``, which ``step(index, state)`` advances; the
+        final state."""
         name, index = b.fresh(), Value(b.fresh(), INDEX)
         carried = [Value(b.fresh(), v.type) for v in state]
         iter_args = ", ".join(f"{c.name} = {v.name}" for c, v in zip(carried, state))
         with b.region(f"{name}:{len(state)} = scf.for {index.name} = {lower.name} "
-                      f"to {upper.name} step {b.index_constant(1).name} "
+                      f"to {upper.name} step {(stride or b.index_constant(1)).name} "
                       f"iter_args({iter_args}) -> ({state_types})", "}"):
             following = step(index, carried)
             b.emit(f"scf.yield {', '.join(v.name for v in following)} : {state_types}")
@@ -392,18 +443,125 @@ def reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         store(arith.binary(b, "arith.addi", arith.binary(b, "arith.muli", chunk, lanes), lane),
               loop(first_row, end_row, initial, row))
 
-    def store(work_item: Value, state: list[Value]) -> None:
+    def finished(state: list[Value]) -> list[Value]:
+        """A work-item's partial results from its final state."""
         rest = iter(state)
+        values = []
         for r in reductions:
             value = next(rest)
             if r.compensated:  # the sum with the error it has not taken in yet
                 value = arith.binary(b, "arith.subf", value, next(rest))
+            values.append(value)
+        return values
+
+    def store(work_item: Value, state: list[Value]) -> None:
+        for r, value in zip(reductions, finished(state)):
             memref.store(b, value, r.partials, r.dtype, work_item)
 
+    def reduce_in_group(group: Value, item: Value, buffers: list[str],
+                        replaced: dict[str, str]) -> None:
+        """Work-item ``item`` of work-group ``group`` (G groups of S): the
+        iterations ``w, w + G * S, ...`` from ``w = group * S + item`` (of
+        the nest's flat iteration count), so that neighbouring work-items read
+        neighbouring elements at each step, as a GPU's memory wants. The
+        work-group then combines its partial results: each subgroup (L
+        work-items) by shuffles down, halving, then work-item 0 the
+        subgroups' results, which their first work-items left in local
+        memory (``buffers``); it stores the work-group's at ``group``."""
+        size = b.index_constant(layout.group_size)
+        first = arith.binary(b, "arith.addi", arith.binary(b, "arith.muli", group, size), item)
+        final = loop(first, iteration_count(b, bounds), initial,
+                     lambda flat, state: iteration(
+                         flat, state, replaced, delinearize(b, flat, bounds) if nested else []),
+                     b.index_constant(layout.group_size * layout.groups))
+        values = finished(final)
+        offset = lane_count // 2
+        while offset:
+            values = combine_partials(b, reductions, values,
+                                      [_shuffled_down(b, v, offset, lane_count) for v in values])
+            offset //= 2
+        subgroup = arith.binary(b, "arith.divui", item, lanes)
+        leads = arith.compare(b, "eq", arith.binary(b, "arith.remui", item, lanes), zero)
+        with scf.if_else(b, leads):
+            for value, buffer in zip(values, buffers):
+                memref.store(b, value, buffer, value.type, subgroup, _buffer_type(value.type,
+                                                                                    layout))
+        b.emit("gpu.barrier")
+        with scf.if_else(b, arith.compare(b, "eq", item, zero)):
+            held = [[memref.load(b, buffer, r.dtype, b.index_constant(k),
+                                 _buffer_type(r.dtype, layout))
+                     for r, buffer in zip(reductions, buffers)]
+                    for k in range(layout.group_size // lane_count)]
+            values = held[0]
+            for following in held[1:]:
+                values = combine_partials(b, reductions, values, following)
+            for r, value in zip(reductions, values):
+                memref.store(b, value, r.partials, r.dtype, group)
+
     zero = b.index_constant(0)
+    if layout.group_size:
+        globals_ = [f"@{body}_group{k}" for k in range(len(reductions))]
+        buffer_types = [_buffer_type(r.dtype, layout) for r in reductions]
+        # as dimensions mapped to the launch: the work-items of a group are
+        # one block's threads, the groups its blocks
+        with scf.parallel(b, [zero, zero], [b.index_constant(layout.groups),
+                                            b.index_constant(layout.group_size)],
+                          processors=("block_x", "thread_x")) as (group, item):
+            buffers = [b.fresh() for _ in reductions]
+            for buffer, name, type in zip(buffers, globals_, buffer_types):
+                b.emit(f"{buffer} = memref.get_global {name} : {type}")
+            by_inner_strides(b, inner_strides,
+                             lambda replaced: reduce_in_group(group, item, buffers, replaced))
+        return [f'memref.global "private" {name} : {type}'
+                for name, type in zip(globals_, buffer_types)]
     share = reduce_rows if nested else reduce_share
     with scf.parallel(b, [zero, zero], [chunks, lanes]) as (chunk, lane):
         by_inner_strides(b, inner_strides, lambda replaced: share(chunk, lane, replaced))
+    return []
+
+
+def _buffer_type(dtype: ScalarType, layout: ReductionLayout) -> str:
+    """A work-group's local memory for one result of each subgroup."""
+    return (f"memref<{layout.group_size // layout.lanes}x{dtype.storage}, "
+            "#gpu.address_space<workgroup>>")
+
+
+def _shuffled_down(b: Builder, value: Value, offset: int, width: int) -> Value:
+    """``value`` of the work-item ``offset`` further in the subgroup (of
+    ``width``), as a subgroup shuffle moves it (32 or 64 bits: a narrower
+    integer travels widened)."""
+    moved = value if value.type.bits >= 32 else arith.cast(b, value, ScalarType("u", 32))
+    result = b.fresh()
+    b.emit(f"{result}, {b.fresh()} = gpu.shuffle down {moved.name}, "
+           f"{b.constant(offset, ScalarType('i', 32)).name}, "
+           f"{b.constant(width, ScalarType('i', 32)).name} : {moved.type.mlir}")
+    shuffled = Value(result, moved.type)
+    return shuffled if moved is value else arith.cast(b, shuffled, value.type)
+
+
+def combine_partials(b: Builder, reductions: list[ReductionArg], firsts: list[Value],
+                     seconds: list[Value]) -> list[Value]:
+    """Two work-items' partial results (of each reduction part, ``firsts``
+    the earlier work-item's) combined in the kernel as the host combines them
+    (``Reduction.combine``), by the emit rules of the reduction's operator."""
+    combined: list[Value] = []
+    for reduction, parts in _by_variable(reductions, list(zip(firsts, seconds))).items():
+        first, second = ([pair[k] for pair in parts] for k in (0, 1))
+        key = reduction.operator
+        if reduction.last_value:  # the later assignment wins
+            later = arith.compare(b, "gt", second[0], first[0])
+            combined += [arith.select(b, later, s, f) for f, s in zip(first, second)]
+        elif len(parts) == 1:
+            combined.append(lookup_rule(key)(b, [first[0], second[0]], first[0].type))
+        elif key in (builtins.min, builtins.max):  # np.argmin / np.argmax
+            pair = index_value_min_max(b, key, IndexValuePair(*first), IndexValuePair(*second))
+            combined += [pair.index, pair.value]
+        elif key is operator.add:  # of complex numbers: part by part
+            combined += [lookup_rule(key)(b, [f, s], f.type) for f, s in zip(first, second)]
+        else:  # a complex product
+            product = lookup_complex_rule(key)(b, [Complex(*first), Complex(*second)])
+            combined += [product.real, product.imag]
+    return combined
 
 
 def _compensated_add(b: Builder, total: Value, error: Value, term: Value) -> list[Value]:

@@ -21,6 +21,7 @@ from numba.parfors.parfor import Parfor
 from ..dialects import INDEX, Builder, Value, scf
 from ..dialects.builder import located
 from ..errors import UnsupportedError
+from ..passes import Target
 from . import rules  # noqa: F401  (importing the rules registers them)
 from .loop_nest import (
     Bound,
@@ -36,7 +37,7 @@ from .parfor_dependences import check_loop_carried
 from .parfor_reductions import (
     Reduction,
     reduction_args,
-    reduction_lanes,
+    reduction_layout,
     reduction_loop,
     translate_reduction_body,
 )
@@ -64,6 +65,7 @@ class ParforKernel:
     ndim: int
     reductions: tuple[Reduction, ...] = ()
     size_checks: tuple[SizeCheck, ...] = ()  # for the host to make before the launch
+    partial_count: int = 0  # of each reduction part, which the host combines
 
 
 def _allocated_in_init_block(t: Translation) -> set[str]:
@@ -102,9 +104,9 @@ def _translate_map_body(t: Translation, ivs: list[Value],
 
 
 def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
-                     vector_lanes: int) -> ParforKernel:
-    """The kernel MLIR of ``parfor`` and what the host must pass to it, for a
-    device that runs ``vector_lanes`` work-items in one vector."""
+                     target: Target) -> ParforKernel:
+    """The kernel MLIR of ``parfor`` and what the host must pass to it, for
+    the device of ``target`` (which lays out its reductions)."""
     assigned = {stmt.target.name for block in parfor.loop_body.values() for stmt in block.body
                 if isinstance(stmt, ir.Assign)}
     rebound = assigned & set(parfor.params) - set(parfor.redvars) - parfor.races
@@ -136,10 +138,13 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
     # the body may have added arguments (get_num_threads)
     operands = [(ssa, p.mlir_type) for ssa, p in t.args]
     t.b = main
+    declarations, partial_count = [], 0
     if reductions:
-        reduction_loop(main, f"{name}_body", operands, bounds, reductions,
-                       reduction_lanes(vector_lanes), _inner_strides(t))
-        ndim = 2  # chunks x lanes
+        layout = reduction_layout(target)
+        declarations = reduction_loop(main, f"{name}_body", operands, bounds, reductions,
+                                      layout, _inner_strides(t))
+        partial_count = layout.partial_count
+        ndim = 1 if layout.group_size else 2  # work-groups, or chunks x lanes
     else:
         _map_loop(main, f"{name}_body", operands, bounds, _inner_strides(t))
     signature = ", ".join(f"{ssa}: {type}" for ssa, type in operands)
@@ -147,13 +152,14 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
                                + [f"{v.name}: {v.type.mlir}" for v in body_args])
     end = located("}", location)
     text = "\n".join([
-        "module {", f"  func.func @{name}({signature}) {{", *main.lines,
+        "module {", *located_lines(declarations, location, "  "),
+        f"  func.func @{name}({signature}) {{", *main.lines,
         f"    {located('return', location)}", f"  {end}",
         f"  func.func private @{name}_body({body_signature}){results} {{",
         *located_lines(t.allocas, location, "    "), *body.lines, f"  {end}", end, ""])
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
                         tuple(dict.fromkeys(r.reduction for r in reductions)),
-                        tuple(t.size_checks))
+                        tuple(t.size_checks), partial_count)
 
 
 def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],

@@ -14,8 +14,11 @@ from .ir_queries import gpu_modules, is_within, nested_ops, ops_named, symbol_na
 
 # Ops that may be cloned into a launch body: pure, region-free, and the kernel
 # can compute them from the arguments it gets (ub.poison: the undefined initial
-# values of loop-carried variables that lift-cf-to-scf introduces).
+# values of loop-carried variables that lift-cf-to-scf introduces; a work-group
+# buffer of a reduction, memref.get_global of workgroup memory, which
+# outlining copies into the gpu.module).
 _SINKABLE_DIALECTS = ("arith", "math", "ub")
+_SINKABLE_OPS = ("memref.get_global",)
 
 
 def switches_to_ifs(module: ir.Module) -> None:
@@ -137,7 +140,8 @@ class _LaunchSinker:
         """``value`` if the kernel can receive it, else its clone in the body."""
         definer = value.owner
         if (isinstance(definer, ir.Block)
-                or definer.operation.name.split(".")[0] not in _SINKABLE_DIALECTS
+                or (definer.operation.name.split(".")[0] not in _SINKABLE_DIALECTS
+                    and definer.operation.name not in _SINKABLE_OPS)
                 or is_within(definer.operation, self.launch)):
             return value
         if value not in self.clones:
@@ -205,7 +209,8 @@ def inline_kernel_bodies(module: ir.Module) -> None:
 def index_by_global_ids(module: ir.Module) -> None:
     """Make each outlined parfor kernel read its global ids, and fix no
     work-group size: its launch is then a plain range of work-items whose
-    work-group shape the device runtime picks.
+    work-group shape the device runtime picks. (A kernel whose loop the
+    frontend mapped to blocks and threads itself keeps them.)
 
     Mapped without tiling, a loop is a grid of one-item blocks, so a kernel's
     block ids are its global ids. Tiling by a fixed size instead needs a bounds
@@ -215,6 +220,8 @@ def index_by_global_ids(module: ir.Module) -> None:
     masked); and the device runtime knows the device's preferred sizes.
     """
     for kernel in ops_named(module.operation, "gpu.func"):
+        if any(size != 1 for size in ir.DenseI32ArrayAttr(kernel.attributes["known_block_size"])):
+            continue  # blocks of its own (a reduction's work-groups): its ids stay
         del kernel.attributes["known_block_size"]
         for block_id in ops_named(kernel, "gpu.block_id"):
             with ir.InsertionPoint(block_id), block_id.location:

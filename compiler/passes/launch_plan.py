@@ -18,7 +18,7 @@ from mlir import ir
 from ..abi import ArgKind
 from ..errors import XpucError
 from .disjoint import disjoint_variant, written_arguments
-from .ir_queries import ops_named, symbol_name
+from .ir_queries import integer_constant, ops_named, symbol_name
 from .unswitch import unit_variant
 
 
@@ -58,6 +58,10 @@ class KernelLaunch:
     # the last choice whose conditions hold is launched, else kernel_name
     choices: tuple[KernelChoice, ...] = ()
     written: tuple[int, ...] = ()  # positions in args of arrays the kernel may write
+    # whether the kernel runs in blocks of its own (``block`` not all 1: a
+    # GPU's reduction work-groups), which the launch passes as its local
+    # range; else it is a range of work-items, blocked as the runtime picks
+    own_blocks: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,14 @@ def _choices(kernel: ir.Operation, kernels: dict[str, ir.Operation]
     return tuple(choices)
 
 
+def is_range_launch(launch: ir.Operation) -> bool:
+    """Whether a gpu.launch_func is a range of work-items (its blocks of one
+    thread, see gpu_rewrites.index_by_global_ids), not blocks of its kernel's own."""
+    view = launch.opview
+    return all(integer_constant(size) == 1
+               for size in (view.blockSizeX, view.blockSizeY, view.blockSizeZ))
+
+
 def read_launch_plan(module: ir.Module) -> LaunchPlan:
     """The host function of ``module`` as a LaunchPlan (see launch_plan.py)."""
     host_funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
@@ -221,6 +233,7 @@ def read_launch_plan(module: ir.Module) -> LaunchPlan:
                 args=tuple((numbers[v], _arg_kind(v.type)) for v in launch.kernelOperands),
                 choices=_choices(kernel_func, kernels),
                 written=tuple(written_arguments(kernel_func)),
+                own_blocks=not is_range_launch(op),
             ))
             continue
         ops.append(_host_op(op, tuple(numbers[v] for v in op.operands)))

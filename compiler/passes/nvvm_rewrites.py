@@ -12,6 +12,7 @@ from mlir.dialects import arith, gpu, llvm, memref, scf
 from ..abi import MAX_WORK_ITEMS
 from .disjoint import disjoint_variant
 from .ir_queries import defining_op, integer_constant, is_within, ops_named, symbol_name
+from .launch_plan import is_range_launch
 from .unswitch import unit_variant
 
 _DIMENSIONS = ("x", "y", "z")
@@ -37,10 +38,9 @@ def guard_range_tails(module: ir.Module) -> None:
     launch instead of it), passed by the launch."""
     kernels = {symbol_name(kernel): kernel for kernel in ops_named(module.operation, "gpu.func")}
     for launch in ops_named(module.operation, "gpu.launch_func"):
+        if not is_range_launch(launch):
+            continue  # its blocks are the kernel's own
         view = launch.opview
-        if any(integer_constant(size) != 1 for size in (view.blockSizeX, view.blockSizeY,
-                                                          view.blockSizeZ)):
-            continue  # not a range launch: its blocks are the kernel's own
         extents = [view.gridSizeX, view.gridSizeY, view.gridSizeZ]
         passed = [extent for extent in extents if integer_constant(extent) is None]
         _, name = ir.SymbolRefAttr(launch.attributes["kernel"]).value

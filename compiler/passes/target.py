@@ -37,6 +37,15 @@ class Target:
     # whether the device's compiler reorders a float sum or product carried by
     # a kernel's loop when it vectorizes the loop (see ordered_reductions.py)
     reorders_loop_reductions: bool = False
+    # work-items of a reduction kernel's work-group, which combine their
+    # partial results in the kernel: the subgroups (``vector_lanes`` work-items)
+    # with shuffles, then the subgroups' results in local memory, leaving one
+    # partial result per work-group (a GPU's shape, see
+    # parfor_reductions.reduction_layout). 0: no work-groups, each work-item's
+    # partial result goes to the host (the lanes a CPU device vectorizes)
+    reduction_group_size: int = 0
+    # work-groups of a reduction kernel: enough to fill the device
+    reduction_groups: int = 0
     # the device family, which picks the stage table's tail (stages_for):
     # "sycl" (SPIR-V for a SYCL runtime) or "cuda" (PTX for the CUDA driver)
     family: str = "sycl"

@@ -10,7 +10,7 @@ import builtins
 from numba.core import ir
 from numba.core.typing.builtins import IndexValue, IndexValueType
 
-from ...dialects import BOOL, arith
+from ...dialects import BOOL, Builder, arith
 from ..translation import IndexValuePair, Translation, call_rule
 from .arithmetic import call_on_scalars
 
@@ -30,7 +30,14 @@ def _min_max(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     if not isinstance(t.typemap[target.name], IndexValueType):
         return call_on_scalars(t, expr, key)
     first, second = (t.lookup(a) for a in expr.args)
-    b = t.b
+    return index_value_min_max(t.b, key, first, second)
+
+
+def index_value_min_max(b: Builder, key: object, first: IndexValuePair,
+                        second: IndexValuePair) -> IndexValuePair:
+    """``key(first, second)``, ``key`` builtins.min or max, of two IndexValues
+    (a body's ``min`` of them, and a GPU reduction kernel's combine of two
+    work-items' partial results)."""
     nan = [arith.compare(b, "ne", v.value, v.value) if v.value.type.is_float
            else b.constant(False, BOOL) for v in (first, second)]
     ahead = arith.compare(b, "lt" if key is builtins.min else "gt", second.value, first.value)
