@@ -4,8 +4,8 @@
 # CUDA runtime (cmake -DXPUC_SYCL=OFF: such a machine has no dpctl), unpacks
 # the MLIR bindings that scripts/build-mlir-archive.sh packed, and runs the
 # tests marked cuda (tests/test_cuda_runtime.py, test_cuda_jit.py,
-# test_cuda_placement.py and test_same_kernels.py's CUDA half) with the
-# driver's libcuda and CUDA's libdevice.
+# test_cuda_placement.py, test_cuda_reductions.py and test_same_kernels.py's
+# CUDA half) with the driver's libcuda and CUDA's libdevice.
 #
 # usage: scripts/cuda-device-tests.sh [ARCHIVE] [pytest arguments...]
 #        (ARCHIVE default .cuda-device/mlir-cp312.tar.xz)
@@ -28,5 +28,5 @@ cd "$root"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -rs --noconftest \
     -p no:cacheprovider tests/test_cuda_runtime.py tests/test_cuda_jit.py tests/test_cuda_placement.py \
-    tests/test_same_kernels.py \
+    tests/test_cuda_reductions.py tests/test_same_kernels.py \
     tests/test_without_sycl.py "$@"
