@@ -57,29 +57,39 @@ SUITE = {
 
 
 def _numba_cuda() -> tuple[object | None, str]:
-    """numba-cuda's ``cuda`` module and how it was imported, or None and why not.
+    """numba-cuda's ``cuda`` module and how it compiles, or None and why not.
 
-    numba-cuda 0.30.4 calls ``np.row_stack`` at import, an alias of
-    ``np.vstack`` that NumPy 2.x removed: where the plain import fails for
-    that, the alias is put back (the same function) and the import retried,
-    and the results say so."""
+    numba-cuda 0.30.4 reads ``np.row_stack`` when it compiles a first kernel,
+    an alias of ``np.vstack`` that NumPy 2.x removed: where that fails, the
+    alias is put back (the same function) and the kernel compiled again, and
+    the results say so."""
     try:
         from numba import cuda
-        cuda.current_context()
-        return cuda, "numba-cuda"
+
+        @cuda.jit
+        def probe(a):
+            a[0] = 1.0
     except Exception as error:  # the reason is what the report shows
-        reason = f"{type(error).__name__}: {error}".splitlines()[0]
-    if "row_stack" not in reason:
-        return None, reason
-    for name in [m for m in sys.modules if m.startswith(("numba.cuda", "numba_cuda"))]:
-        del sys.modules[name]
+        return None, _first_line(error)
+    probe_array = cp.zeros(1)
+    try:
+        probe[1, 1](probe_array)
+        return cuda, "numba-cuda"
+    except AttributeError as error:
+        if "row_stack" not in str(error):
+            return None, _first_line(error)
+        reason = _first_line(error)
     np.row_stack = np.vstack
     try:
-        from numba import cuda
-        cuda.current_context()
+        probe[1, 1](probe_array)
     except Exception as error:
-        return None, f"{reason}; with np.row_stack restored: {type(error).__name__}: {error}"
+        return None, f"{reason}; with np.row_stack restored: {_first_line(error)}"
     return cuda, f"numba-cuda, with np.row_stack = np.vstack restored ({reason})"
+
+
+def _first_line(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}".strip()
+    return text.splitlines()[0][:300]
 
 
 cuda, NUMBA_CUDA_NOTE = _numba_cuda()
@@ -592,11 +602,6 @@ def copy_roof_gb_s(nbytes: int = 1 << 30, repeat: int = 20) -> float:
     dst = cp.empty_like(src)
     ms = _median_ms({"copy": lambda: cp.copyto(dst, src)}, repeat)["copy"]
     return 2 * src.nbytes / ms / 1e6
-
-
-def _first_line(error: BaseException) -> str:
-    text = f"{type(error).__name__}: {error}".strip()
-    return text.splitlines()[0][:300]
 
 
 def run_workload(workload: Workload, dtype: type, scale: float, memory_bound: bool,

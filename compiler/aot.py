@@ -11,9 +11,8 @@ import re
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dpctl
 from numba.core.errors import NumbaError
 
 from . import ocloc
@@ -23,6 +22,9 @@ from .errors import XpucError
 from .frontend import CompiledParfor
 from .kernel import KernelFunction
 from .passes import STAGES, Lowered
+
+if TYPE_CHECKING:  # a SYCL device is named only where dpctl is: --arch sm_90 needs none
+    import dpctl
 
 # the last stage serializes the kernels (``Lowered.spirv``); for the others,
 # --emit prints the MLIR text they leave
