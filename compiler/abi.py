@@ -265,6 +265,8 @@ CUDA_ENTRIES: dict[str, Entry] = {
         _entry("xpuc_cuda_device_describe", "status", ("device", "cuda_device*"),
                ("name", "char*"), ("name_size", "i64"), ("major", "i32*"),
                ("minor", "i32*")),
+        _entry("xpuc_cuda_device_multiprocessors", "status", ("device", "cuda_device*"),
+               ("out", "i32*")),
         # device memory and copies
         _entry("xpuc_cuda_alloc", "status", ("device", "cuda_device*"), ("nbytes", "i64"),
                ("out", "void**")),

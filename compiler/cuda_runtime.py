@@ -71,6 +71,7 @@ class CudaDevice:
     handle: int
     name: str
     compute_capability: tuple[int, int]
+    multiprocessors: int = 0  # its SMs; 0: not known, as the architecture's largest part
 
     @classmethod
     def open(cls, ordinal: int) -> CudaDevice:
@@ -80,7 +81,10 @@ class CudaDevice:
         major, minor = c_int32(), c_int32()
         _check(_lib.xpuc_cuda_device_describe(handle, name, len(name), ctypes.byref(major),
                                               ctypes.byref(minor)))
-        return cls(ordinal, handle.value, name.value.decode(), (major.value, minor.value))
+        multiprocessors = c_int32()
+        _check(_lib.xpuc_cuda_device_multiprocessors(handle, ctypes.byref(multiprocessors)))
+        return cls(ordinal, handle.value, name.value.decode(), (major.value, minor.value),
+                   multiprocessors.value)
 
     @property
     def max_work_group_size(self) -> int:

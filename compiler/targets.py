@@ -37,6 +37,9 @@ def target_for(device: dpctl.SyclDevice | CudaDevice | str) -> Target:
     (``sm_90``, see ``nvidia_gpus``)."""
     if isinstance(device, str | CudaDevice):
         target = arch_target(device if isinstance(device, str) else device.sm_arch)
+        if isinstance(device, CudaDevice):  # its reductions' blocks fill its own SMs
+            target = nvidia_gpus.ARCHITECTURES[device.sm_arch].target(device.sm_arch,
+                                                                      device.multiprocessors)
         return dataclasses.replace(target, fp64=target.fp64 and not fp64_switched_off())
     return Target(
         name=device.name,

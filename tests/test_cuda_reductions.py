@@ -14,7 +14,7 @@ import pytest
 from test_cuda_jit import cuda
 
 import xpuc
-from xpuc import aot
+from xpuc import aot, cuda_runtime
 from xpuc.frontend.parfor_reductions import (
     REDUCTION_WORK_ITEMS,
     ReductionLayout,
@@ -22,7 +22,7 @@ from xpuc.frontend.parfor_reductions import (
 )
 from xpuc.passes import Target
 from xpuc.passes.libdevice import libdevice_path
-from xpuc.targets import arch_target
+from xpuc.targets import arch_target, target_for
 
 
 def _has_libdevice() -> bool:
@@ -134,6 +134,13 @@ def test_a_cuda_target_reduces_in_blocks_that_fill_the_device():
     assert reduction_layout(SM90) == ReductionLayout(lanes=32, group_size=256, groups=132 * 8)
     assert reduction_layout(SM90).partial_count == 132 * 8
     assert reduction_layout(arch_target("sm_86")).groups == 84 * 6
+
+
+def test_a_cuda_device_fills_its_own_multiprocessors():
+    """An H100 PCIe has 114 SMs, not the SXM's 132 that ``--arch sm_90`` assumes."""
+    device = cuda_runtime.CudaDevice(0, 0, "NVIDIA H100 PCIe", (9, 0), multiprocessors=114)
+    target = target_for(device)
+    assert (target.sm_arch, target.reduction_groups) == ("sm_90", 114 * 8)
 
 
 def test_a_sycl_target_keeps_the_lanes_of_its_vectors():
@@ -253,3 +260,10 @@ def test_a_nan_is_the_extreme_of_argmin_and_argmax_as_in_numpy(monkeypatch):
     a[[654_321, 900_000]] = np.nan
     with xpuc.device_context("cuda:0"):
         assert xpuc.jit(arg_extremes)(a) == (654_321, 654_321)
+
+
+@cuda
+def test_the_device_says_how_many_blocks_fill_it():
+    device = cuda_runtime.CudaDevice.open(0)
+    groups = target_for(device).reduction_groups
+    assert device.multiprocessors > 0 and groups % device.multiprocessors == 0

@@ -46,10 +46,13 @@ MAP_TO_GPU = (
 
 # gpu stage, after the launch bodies are self-contained: one gpu.module per
 # launch; canonicalize drops the ids outlining materializes but the kernel does
-# not use, and host code that only fed the launch bodies.
+# not use, and host code that only fed the launch bodies; symbol-dce the host's
+# copy of what outlining copied into a gpu.module (a reduction's work-group
+# buffers, memref.global).
 OUTLINE = (
     "gpu-kernel-outlining",
     "canonicalize",
+    "symbol-dce",
 )
 
 # gpu stage, once the kernels read bounded global ids (gpu_rewrites.bound_global_ids)

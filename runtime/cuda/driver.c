@@ -148,12 +148,13 @@ static int open_device(int32_t ordinal, xpuc_cuda_device **out)
     device->ordinal = ordinal;
     if (result == 0)
         result = cu->cuDeviceGetName(device->name, (int)sizeof device->name, handle);
-    int values[4] = {0};
-    static const int attributes[4] = {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+    int values[5] = {0};
+    static const int attributes[5] = {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                                       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                                       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
-    for (int i = 0; i < 4 && result == 0; i++)
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+                                      CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT};
+    for (int i = 0; i < 5 && result == 0; i++)
         result = cu->cuDeviceGetAttribute(&values[i], attributes[i], handle);
     if (result == 0)
         result = cu->cuDevicePrimaryCtxRetain(&device->context, handle);
@@ -167,6 +168,7 @@ static int open_device(int32_t ordinal, xpuc_cuda_device **out)
     device->max_grid[0] = INT32_MAX; /* 2^31 - 1 blocks in x since compute capability 3.0 */
     device->max_grid[1] = values[2];
     device->max_grid[2] = values[3];
+    device->multiprocessors = values[4];
     *out = device;
     return XPUC_OK;
 }
@@ -197,6 +199,14 @@ int xpuc_cuda_device_describe(xpuc_cuda_device *device, char *name, int64_t name
     snprintf(name, (size_t)name_size, "%s", device->name);
     *major = device->major;
     *minor = device->minor;
+    return XPUC_OK;
+}
+
+int xpuc_cuda_device_multiprocessors(xpuc_cuda_device *device, int32_t *out)
+{
+    if (!device || !out)
+        return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_device_multiprocessors: bad arguments");
+    *out = device->multiprocessors;
     return XPUC_OK;
 }
 

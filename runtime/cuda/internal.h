@@ -31,6 +31,7 @@ typedef size_t (*CUoccupancyB2DSize)(int block_size);
 enum {
     CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
     CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 };
@@ -75,6 +76,7 @@ struct xpuc_cuda_device {
     char name[256];
     int32_t major, minor;
     int32_t max_grid[3];
+    int32_t multiprocessors;
 };
 
 /* ---- driver.c ------------------------------------------------------------ */

@@ -33,6 +33,9 @@ int xpuc_cuda_device_open(int32_t ordinal, xpuc_cuda_device **out);
 int xpuc_cuda_device_describe(xpuc_cuda_device *device, char *name, int64_t name_size,
                               int32_t *major, int32_t *minor);
 
+/* Its streaming multiprocessors, which a reduction kernel's blocks fill. */
+int xpuc_cuda_device_multiprocessors(xpuc_cuda_device *device, int32_t *out);
+
 /* Device memory, and copies that return once done. */
 int xpuc_cuda_alloc(xpuc_cuda_device *device, int64_t nbytes, void **out);
 int xpuc_cuda_free(xpuc_cuda_device *device, void *ptr);
