@@ -685,12 +685,13 @@ def versions() -> dict[str, str]:
             found[package] = "not installed"
     found["cuda runtime"] = str(cp.cuda.runtime.runtimeGetVersion())
     found["cuda driver api"] = str(cp.cuda.runtime.driverGetVersion())
-    try:
+    # a copy of the tree inside another repository would name that one's commit
+    root = Path(__file__).resolve().parent.parent
+    found["xpuc commit"] = "unknown (not a git checkout)"
+    if (root / ".git").exists():
         found["xpuc commit"] = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-            cwd=Path(__file__).parent).stdout.strip() or "unknown"
-    except OSError:
-        found["xpuc commit"] = "unknown"
+            cwd=root).stdout.strip()
     return found
 
 

@@ -529,8 +529,9 @@ def _buffer_type(dtype: ScalarType, layout: ReductionLayout) -> str:
 def _shuffled_down(b: Builder, value: Value, offset: int, width: int) -> Value:
     """``value`` of the work-item ``offset`` further in the subgroup (of
     ``width``), as a subgroup shuffle moves it (32 or 64 bits: a narrower
-    integer travels widened)."""
-    moved = value if value.type.bits >= 32 else arith.cast(b, value, ScalarType("u", 32))
+    value travels widened, exactly)."""
+    wide = ScalarType("f" if value.type.is_float else "u", 32)
+    moved = value if value.type.bits >= 32 else arith.cast(b, value, wide)
     result = b.fresh()
     b.emit(f"{result}, {b.fresh()} = gpu.shuffle down {moved.name}, "
            f"{b.constant(offset, ScalarType('i', 32)).name}, "
