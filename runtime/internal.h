@@ -26,6 +26,7 @@
 
 /* madvise's MADV_HUGEPAGE is a Linux extension, hidden in strict C11 */
 #define _DEFAULT_SOURCE
+#include "format_sizes.h"
 #include "xpuc_runtime.h"
 
 #include <stdbool.h>
@@ -116,8 +117,6 @@ HIDDEN void usm_free(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind);
 
 /* ---- launches (launch.c) --------------------------------------------------- */
 
-/* "(x, y, z)" of the first ndim sizes, for messages. */
-HIDDEN const char *format_sizes(char *out, size_t size, const int64_t *sizes, int32_t ndim);
 
 /* ---- the current call (call.c) ------------------------------------------- */
 

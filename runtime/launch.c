@@ -17,18 +17,6 @@ void xpuc_trace_launches(int32_t on)
 
 /* ---- launches --------------------------------------------------------------- */
 
-/* "(x, y, z)" of the first ndim sizes, for messages. */
-const char *format_sizes(char *out, size_t size, const int64_t *sizes, int32_t ndim)
-{
-    int n = snprintf(out, size, "(");
-    for (int32_t i = 0; i < ndim && n > 0 && (size_t)n < size; i++)
-        n += snprintf(out + n, size - (size_t)n, i ? ", %lld" : "%lld",
-                      sizes ? (long long)sizes[i] : 0LL);
-    if (n > 0 && (size_t)n < size)
-        snprintf(out + n, size - (size_t)n, ")");
-    return out;
-}
-
 int xpuc_launch(const void *binary, int64_t binary_len, uint64_t binary_hash,
                 const char *kernel_name, const uint64_t *arg_slots,
                 const int32_t *arg_kinds, int32_t nargs, const int64_t *global,

@@ -9,6 +9,7 @@
 #ifndef XPUC_CUDA_INTERNAL_H
 #define XPUC_CUDA_INTERNAL_H
 
+#include "../format_sizes.h"
 #include "xpuc_cuda.h"
 
 #include <stddef.h>

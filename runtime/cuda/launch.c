@@ -10,18 +10,6 @@
 #error "xpuc's CUDA runtime assumes a little-endian host"
 #endif
 
-/* "(x, y, z)" of the first ndim sizes, for messages. */
-static const char *format_sizes(char *out, size_t size, const int64_t *sizes, int32_t ndim)
-{
-    int n = snprintf(out, size, "(");
-    for (int32_t i = 0; i < ndim && n > 0 && (size_t)n < size; i++)
-        n += snprintf(out + n, size - (size_t)n, i ? ", %lld" : "%lld",
-                      sizes ? (long long)sizes[i] : 0LL);
-    if (n > 0 && (size_t)n < size)
-        snprintf(out + n, size - (size_t)n, ")");
-    return out;
-}
-
 static int launch_failed(int status, xpuc_cuda_device *device, const char *name,
                          const char *problem, const int64_t *global, const int64_t *local,
                          int32_t ndim)
