@@ -201,6 +201,47 @@ def test_dot_of_rows_of_different_lengths_raises_numpys_error_before_the_launch(
                                 "np.dot(a, b) (vector * vector)")
 
 
+def triangular_product(alpha, A, B):  # dpbench's trmm
+    for i in range(B.shape[0]):
+        for j in numba.prange(B.shape[1]):
+            B[i, j] += np.dot(A[i + 1:, i], B[i + 1:, j])
+    B *= alpha
+    return B
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_dot_of_columns_of_two_arrays_sliced_alike(inputs):
+    """``A[i + 1:, i]`` and ``B[i + 1:, j]``: one slice of two arrays' first
+    dimensions, which the host compares before the launch."""
+    rng = np.random.default_rng(2)
+    check_offloaded(triangular_product, 1.5, rng.random((7, 7)), rng.random((7, 5)),
+                    inputs=inputs)
+
+
+def test_dot_of_columns_of_arrays_of_different_heights_raises_before_the_launch():
+    with xpuc.device_context(DEVICE), pytest.raises(ValueError) as error:
+        xpuc.jit(triangular_product)(1.0, np.ones((4, 4)), np.ones((5, 3)))
+    line = triangular_product.__code__.co_firstlineno + 3
+    assert str(error.value) == (f"{__file__}:{line}: incompatible array sizes for "
+                                "np.dot(a, b) (vector * vector)")
+
+
+def dots_of_columns_cut_apart(A, B, k, m):
+    out = np.empty(B.shape[1])
+    for j in numba.prange(B.shape[1]):
+        out[j] = np.dot(A[k:, j], B[m:, j])
+    return out
+
+
+def test_dot_of_columns_cut_by_different_bounds_is_refused():
+    """Their lengths differ unless ``A.shape[0] - k == B.shape[0] - m``, which
+    xpuc does not compare."""
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+        xpuc.jit(dots_of_columns_cut_apart)(np.ones((4, 3)), np.ones((5, 3)), 1, 2)
+    line = dots_of_columns_cut_apart.__code__.co_firstlineno + 3
+    assert str(refusal.value).startswith(f"{__file__}:{line}: np.dot(...) cannot be offloaded")
+
+
 # ---- complex functions -------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 dpnp's functions are NumPy's of the same name, offloaded as those are, and
 dpnp's constructors work in a function however it is reached."""
 
+import inspect
 import math
 
 import dpnp
@@ -206,3 +207,56 @@ def test_dpnp_functions_in_an_explicit_kernel():
     out = xpuc.asarray(np.zeros(8))
     distances[8](xpuc.asarray(x), xpuc.asarray(y), out)
     np.testing.assert_allclose(dpnp.asnumpy(dpnp.asarray(out)), np.sqrt(x * x + y * y))
+
+
+# ---- dpnp's other functions: NumPy's where Numba compiles that, else refused -----------
+
+@xpuc.jit
+def histogram_counts(r, bins):
+    counts = dpnp.histogram(r, bins)[0]
+    return counts * 2
+
+
+@xpuc.jit
+def inverse(a):
+    return dpnp.linalg.inv(a) + 0.0
+
+
+@xpuc.jit
+def to_numpy(a):
+    return dpnp.asnumpy(a)
+
+
+def _line(function, text: str) -> int:
+    lines, first = inspect.getsourcelines(function.py_func)
+    return first + next(k for k, line in enumerate(lines) if text in line)
+
+
+def test_dpnp_functions_numba_compiles_only_as_numpys_run_on_the_host():
+    """``dpnp.histogram`` and ``dpnp.linalg.inv`` are NumPy's, which Numba runs
+    on the host: right on NumPy arrays in a device context."""
+    r = np.random.default_rng(1).random(200)
+    with xpuc.device_context(DEVICE):
+        xpuc.reset_stats()
+        np.testing.assert_array_equal(histogram_counts(r, 7), np.histogram(r, 7)[0] * 2)
+        assert xpuc.stats()["kernel_launches"] >= 1  # the product
+        a = np.array([[4.0, 1.0], [2.0, 3.0]])
+        np.testing.assert_allclose(inverse(a), np.linalg.inv(a))
+
+
+def test_dpnp_function_on_a_device_array_is_refused_as_host_code():
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        histogram_counts(dpnp.asarray(np.ones(8)), 3)
+    message = str(refusal.value)
+    assert message.startswith(f"{__file__}:{_line(histogram_counts, 'histogram(')}: ")
+    assert "host code uses elements of the usm_type='device' array 'r'" in message
+
+
+def test_dpnp_function_numba_has_no_numpy_namesake_of_is_refused_naming_it():
+    for args in ((dpnp.asarray(np.ones(3)),), (np.ones(3),)):
+        with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+            to_numpy(*args)
+        assert str(refusal.value) == (
+            f"{__file__}:{_line(to_numpy, 'asnumpy')}: dpnp.asnumpy in jit code: xpuc compiles "
+            "dpnp's functions as NumPy's of the same name, and Numba compiles no NumPy "
+            "function of that name")

@@ -13,6 +13,12 @@ The same pass teaches Numba dpnp's constructors (dpnp_constructors.py) when
 the function it compiles refers to dpnp, however that function is reached: a
 jit function that another one calls is inlined into the caller's IR, whose
 own code may never name dpnp.
+
+Any other function of dpnp (``dpnp.histogram``, ``dpnp.linalg.inv``) is
+NumPy's function of the same name where Numba compiles that one (on the host:
+what it reads of a usm_type="device" array is refused as any host code's
+is), and else refused naming the user's line and ``dpnp.<name>``, rather
+than left to Numba's "Unknown attribute".
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ from types import ModuleType
 import numpy as np
 from numba.core import ir
 from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.errors import TypingError
 from numba.core.ir_utils import build_definitions, get_definition, guard
 from numba.np import ufunc_db
 
-from .dpnp_constructors import register_overloads
+from ..errors import UnsupportedError
+from .dpnp_constructors import CONSTRUCTORS, register_overloads
 
 # dpnp's functions that are NumPy's besides the ufuncs: what xpuc offloads
 # of NumPy's array functions (docs/spec.md)
@@ -54,9 +62,64 @@ def _names_of_objects(dpnp: ModuleType) -> dict[int, str]:
 
 
 def _global_value(func_ir: ir.FunctionIR, var: ir.Var) -> object:
-    """The global (or closure variable) ``var`` holds, else None."""
+    """The global (or closure variable) ``var`` holds, or the attribute of a
+    module it holds (``dpnp.linalg``), else None."""
     definition = guard(get_definition, func_ir, var)
-    return definition.value if isinstance(definition, (ir.Global, ir.FreeVar)) else None
+    if isinstance(definition, (ir.Global, ir.FreeVar)):
+        return definition.value
+    if isinstance(definition, ir.Expr) and definition.op == "getattr":
+        module = _global_value(func_ir, definition.value)
+        if isinstance(module, ModuleType):
+            return getattr(module, definition.attr, None)
+    return None
+
+
+def _dpnp_path(dpnp: ModuleType, module: object, attr: str) -> str | None:
+    """``attr``'s dotted name under dpnp (``linalg.inv``) when ``module`` is
+    dpnp or one of its modules, else None."""
+    if not isinstance(module, ModuleType):
+        return None
+    if module is dpnp:
+        return attr
+    prefix = f"{dpnp.__name__}."
+    return f"{module.__name__[len(prefix):]}.{attr}" \
+        if module.__name__.startswith(prefix) else None
+
+
+def _typed_by_numba(typingctx, value: object) -> bool:
+    """Whether Numba's typing knows ``value`` as a global (a module, a type,
+    a constant, a function it or an overload types)."""
+    try:
+        typingctx.resolve_value_type(value)
+    except (TypingError, ValueError):
+        return False
+    return True
+
+
+def _numpy_namesake(path: str) -> object:
+    """NumPy's object of dotted name ``path`` (``linalg.inv``), else None."""
+    value: object = np
+    for part in path.split("."):
+        value = getattr(value, part, None)
+    return value
+
+
+def _unmapped_attributes(typingctx, found: list[tuple[ir.Assign, str]]) -> bool:
+    """Each dpnp attribute Numba cannot type made NumPy's of that name where
+    Numba types that, else refused at its line; whether any was replaced."""
+    replaced = False
+    for stmt, path in found:
+        namesake = _numpy_namesake(path)
+        if namesake is None or isinstance(namesake, ModuleType) or \
+                not _typed_by_numba(typingctx, namesake):
+            loc = stmt.value.loc
+            raise UnsupportedError(
+                f"{loc.filename}:{loc.line}: dpnp.{path} in jit code: xpuc compiles dpnp's "
+                "functions as NumPy's of the same name, and Numba compiles no NumPy function of "
+                "that name")
+        stmt.value = ir.Global(f"dpnp.{path}", namesake, stmt.value.loc)
+        replaced = True
+    return replaced
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -77,23 +140,30 @@ class DpnpAsNumPy(FunctionPass):
         func_ir = state.func_ir
         numpy_of, named = numpy_equivalents(dpnp), _names_of_objects(dpnp)
         refers = replaced = False
+        others: list[tuple[ir.Assign, str]] = []  # dpnp attributes not in the table
         for block in func_ir.blocks.values():
             for stmt in block.find_insts(ir.Assign):
                 value = stmt.value
                 if isinstance(value, (ir.Global, ir.FreeVar)):
                     refers |= value.value is dpnp
                     name = named.get(id(value.value))
-                elif isinstance(value, ir.Expr) and value.op == "getattr" and \
-                        _global_value(func_ir, value.value) is dpnp:
-                    name = value.attr if value.attr in numpy_of else None
+                elif isinstance(value, ir.Expr) and value.op == "getattr":
+                    path = _dpnp_path(dpnp, _global_value(func_ir, value.value), value.attr)
+                    name = path if path in numpy_of else None
+                    if path is not None and name is None and path not in CONSTRUCTORS:
+                        others.append((stmt, path))
                 else:
                     continue
                 if name is not None:
                     stmt.value = ir.Global(f"dpnp.{name}", numpy_of[name], value.loc)
                     replaced = True
-        if replaced:
-            func_ir._definitions = build_definitions(func_ir.blocks)
         if refers:
             register_overloads(dpnp)
             state.typingctx.refresh()  # the constructors, if just registered
+        unknown = [(stmt, path) for stmt, path in others
+                   if not hasattr(_global_value(func_ir, stmt.value.value), stmt.value.attr)
+                   or not _typed_by_numba(state.typingctx, _global_value(func_ir, stmt.target))]
+        replaced |= _unmapped_attributes(state.typingctx, unknown)
+        if replaced:
+            func_ir._definitions = build_definitions(func_ir.blocks)
         return replaced

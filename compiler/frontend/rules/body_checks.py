@@ -57,13 +57,17 @@ def _empty_reduction_check(t: Translation, expr: ir.Expr, target: ir.Var) -> Non
     return None
 
 
+DOT_SIZES = "incompatible array sizes for np.dot(a, b) (vector * vector)"
+
+
 @call_rule(check_vector_sizes)
 def _vector_sizes_check(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
     first, second = expr.args
+    dimensions = _dimension_of(t, _defined(t, first)), _dimension_of(t, _defined(t, second))
     if not (_same_value(t, first, second) or _checked_by_the_host(
-            t, _size(t, first), _size(t, second),
-            "incompatible array sizes for np.dot(a, b) (vector * vector)", expr.loc,
-            ValueError)):
+            t, _size(t, first), _size(t, second), DOT_SIZES, expr.loc, ValueError)
+            or None not in dimensions and equal_extents(t, *dimensions, DOT_SIZES, expr.loc,
+                                                        ValueError)):
         raise UnsupportedError(
             f"{where(expr.loc)}: np.dot of two vectors in a parfor body whose lengths xpuc "
             "cannot compare before the launch (a kernel cannot raise NumPy's error for "
@@ -129,6 +133,98 @@ def _size(t: Translation, var: ir.Var) -> Value:
     return t.value(var)
 
 
+def equal_extents(t: Translation, first: tuple[ir.Var, int], second: tuple[ir.Var, int],
+                  message: str, loc: ir.Loc, exception: type[Exception]) -> bool:
+    """Whether dimension ``first[1]`` of array ``first[0]`` and dimension
+    ``second[1]`` of ``second[0]`` are equal in every iteration: computed
+    alike, or the same slice (or none) of dimensions of arrays from outside
+    the body (``A[i + 1:, i]`` and ``B[i + 1:, j]``), which the host then
+    compares before the launch, raising ``exception`` with ``message``."""
+    if first[1] == second[1] and _same_dimension(t, first[0], second[0], first[1], 0):
+        return True
+    origins = _origin(t, *first), _origin(t, *second)
+    if None in origins:
+        return False
+    bounds = [_slice_bounds(t, *origin) for origin in origins]
+    if None in bounds or not all(_same_bound(t, *pair) for pair in zip(*bounds)):
+        return False
+    extents = [held.dims[k] if isinstance(held, ArrayValue) and k < len(held.dims) else None
+               for held, k in ((t.lookup(array), axis) for _, array, axis in origins)]
+    return None not in extents and _checked_by_the_host(t, *extents, message, loc, exception)
+
+
+# a slice's bound: its variable (None where left out), and whether it is the
+# size of the dimension it cuts
+Bound = tuple[ir.Var | None, bool]
+
+
+def _slice_bounds(t: Translation, cut: ir.Var | None, array: ir.Var,
+                  axis: int) -> tuple[Bound, Bound, Bound] | None:
+    """Start, stop and step of ``slice(...)`` ``cut`` of dimension ``axis``
+    of ``array`` (all left out where it does not cut), or None for anything
+    but a slice call. Numba's array analysis writes a left-out stop as the
+    dimension's own size (``A[i + 1:]`` cuts ``slice(i + 1, A_size0)``), which
+    its equivalence classes know."""
+    if cut is None:
+        return (None, False), (None, True), (None, False)
+    call = _defined(t, cut)
+    if not (isinstance(call, ir.Expr) and call.op == "call" and not call.kws
+            and getattr(t.typemap[call.func.name], "typing_key", None) is slice):
+        return None
+    equivalences = t.parfor.equiv_set
+    classes = equivalences.get_shape_classes(array.name) if equivalences else ()
+    extent = classes[axis] if axis < len(classes) else -1
+    args = [None, *call.args] if len(call.args) == 1 else list(call.args)
+    args += [None] * (3 - len(args))
+    bounds = [None if var is None or isinstance(t.typemap[var.name], types.NoneType)
+              else var for var in args]
+    stop = bounds[1]
+    is_extent = stop is None or extent != -1 and equivalences.obj_to_ind.get(stop.name) == extent
+    return (bounds[0], False), (stop, is_extent), (bounds[2], False)
+
+
+def _same_bound(t: Translation, bound: Bound, other: Bound) -> bool:
+    """Whether two slices' bounds are equal: both left out, computed alike,
+    or each the size of the dimension it cuts (which the host compares)."""
+    (var, is_extent), (other_var, other_is_extent) = bound, other
+    if var is None or other_var is None:
+        return var is other_var or is_extent and other_is_extent
+    return _same_value(t, var, other_var) or is_extent and other_is_extent
+
+
+def _origin(t: Translation, var: ir.Var, axis: int,
+            depth: int = 0) -> tuple[ir.Var | None, ir.Var, int] | None:
+    """Where dimension ``axis`` of array ``var`` comes from: the slice that
+    cuts it (None where it is whole), the array it is a dimension of, which
+    no view of the body made, and that array's axis; None if not known. A
+    gather (``x[cols]``) has its index array's dimension."""
+    view = _view_of(t, var)
+    if view is None:
+        while isinstance(t.definition(var), ir.Var):
+            var = t.definition(var)
+        return (None, var, axis) if depth < 8 else None
+    base, indices = view
+    kinds = [t.typemap[item.name] for item in indices]
+    if len(indices) == 1 and isinstance(kinds[0], types.Array):
+        return _origin(t, indices[0], axis, depth + 1)
+    sliced = [k for k, kind in enumerate(kinds) if isinstance(kind, types.SliceType)]
+    if axis >= len(sliced):  # a dimension of the array past the indices, whole
+        return _origin(t, base, len(indices) + axis - len(sliced), depth + 1)
+    if _view_of(t, base) is not None:
+        return None
+    while isinstance(t.definition(base), ir.Var):
+        base = t.definition(base)
+    return indices[sliced[axis]], base, sliced[axis]
+
+
+def _defined(t: Translation, var: ir.Var) -> object:
+    """What ``var`` is assigned, through variables assigned each other."""
+    definition = t.definition(var)
+    while isinstance(definition, ir.Var):
+        definition = t.definition(definition)
+    return definition
+
+
 def _checked_by_the_host(t: Translation, size: Value, other: Value, message: str,
                          loc: ir.Loc, exception: type[Exception] = AssertionError) -> bool:
     """Whether ``size`` and ``other`` are dimensions of arrays from outside
@@ -145,7 +241,8 @@ def _checked_by_the_host(t: Translation, size: Value, other: Value, message: str
 
 # what two variables of the body may be computed by, and still be equal when
 # computed from equal operands
-_PURE_EXPRESSIONS = ("getattr", "getitem", "static_getitem", "build_tuple", "call")
+_PURE_EXPRESSIONS = ("getattr", "getitem", "static_getitem", "build_tuple", "call", "binop",
+                     "unary")
 _CONSTANTS = (ir.Const, ir.Global, ir.FreeVar)
 
 
@@ -176,7 +273,8 @@ def _same_value(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) -
     # the static parts (an attribute's name, a constant index) equal, and
     # the operands computed alike
     statics = [(e.attr if e.op == "getattr" else None,
-                e.index if e.op == "static_getitem" else None) for e in (ones, others)]
+                e.index if e.op == "static_getitem" else None,
+                e.fn if e.op in ("binop", "unary") else None) for e in (ones, others)]
     operands = [e.list_vars() for e in (ones, others)]
     return statics[0] == statics[1] and len(operands[0]) == len(operands[1]) and all(
         _same_value(t, a, b, depth + 1) for a, b in zip(*operands))
