@@ -242,6 +242,131 @@ def test_dot_of_columns_cut_by_different_bounds_is_refused():
     assert str(refusal.value).startswith(f"{__file__}:{line}: np.dot(...) cannot be offloaded")
 
 
+def symmetric_dots(A, B, out):  # dpbench's symm
+    for i in range(B.shape[0]):
+        for j in numba.prange(B.shape[1]):
+            out[i, j] = B[:i, j] @ A[i, :i]
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_product_of_two_vectors_cut_alike(inputs):
+    """``B[:i, j] @ A[i, :i]``: a serial dot in the body, ``B.shape[0]`` and
+    ``A.shape[1]`` compared by the host."""
+    rng = np.random.default_rng(3)
+    check_offloaded(symmetric_dots, rng.random((6, 6)), rng.random((6, 4)), np.zeros((6, 4)),
+                    inputs=inputs)
+
+
+def sparse_rows(A_row, A_col, A_val, x):  # dpbench's spmv
+    y = np.empty(A_row.size - 1, A_val.dtype)
+    for i in numba.prange(A_row.size - 1):
+        cols = A_col[A_row[i]:A_row[i + 1]]
+        vals = A_val[A_row[i]:A_row[i + 1]]
+        y[i] = vals @ x[cols]
+    return y
+
+
+def _sparse_matrix(rows: int, columns: int, seed: int):
+    rng = np.random.default_rng(seed)
+    dense = np.where(rng.random((rows, columns)) < 0.3, rng.random((rows, columns)), 0.0)
+    A_col = np.concatenate([np.flatnonzero(row) for row in dense]).astype(np.int64)
+    A_row = np.concatenate([[0], np.cumsum([np.count_nonzero(row) for row in dense])])
+    return A_row.astype(np.int64), A_col, dense[dense != 0], rng.random(columns)
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_dot_of_a_slice_with_a_gather(inputs):
+    """``vals @ x[cols]``: ``x`` read at ``cols`` in the dot's loop, no array
+    made; ``A_col`` and ``A_val`` cut by one slice, compared by the host."""
+    check_offloaded(sparse_rows, *_sparse_matrix(9, 7, 4), inputs=inputs)
+
+
+def test_gather_of_a_slice_of_another_length_raises_before_the_launch():
+    A_row, A_col, A_val, x = _sparse_matrix(5, 5, 5)
+    with xpuc.device_context(DEVICE), pytest.raises(ValueError) as error:
+        xpuc.jit(sparse_rows)(A_row, A_col[:-1], A_val, x)
+    line = sparse_rows.__code__.co_firstlineno + 5
+    assert str(error.value) == (f"{__file__}:{line}: incompatible array sizes for "
+                                "np.dot(a, b) (vector * vector)")
+
+
+def gathers_elsewhere(x, cols):
+    out = np.empty(cols.shape[0])
+    for i in numba.prange(cols.shape[0]):
+        picked = x[cols]
+        out[i] = picked[i] + np.sum(x[cols])
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_gathers_read_where_used(inputs):
+    check_offloaded(gathers_elsewhere, np.arange(6.0), np.array([5, 0, -1, 2]), inputs=inputs)
+
+
+def gather_of_rows(x, rows):
+    out = np.empty(rows.shape[0])
+    for i in numba.prange(rows.shape[0]):
+        out[i] = np.sum(x[rows][i])
+    return out
+
+
+def write_into_a_gather(x, cols):
+    for i in numba.prange(cols.shape[0]):
+        x[cols][i] = 1.0
+    return x
+
+
+def test_other_gathers_are_refused_by_name():
+    with xpuc.device_context(DEVICE):
+        with pytest.raises(xpuc.UnsupportedError) as refusal:
+            xpuc.jit(gather_of_rows)(np.ones((3, 2)), np.array([0, 2]))
+        line = gather_of_rows.__code__.co_firstlineno + 3
+        assert str(refusal.value).startswith(
+            f"{__file__}:{line}: array 'x' indexed with an array in a parfor body")
+        with pytest.raises(xpuc.UnsupportedError) as refusal:
+            xpuc.jit(write_into_a_gather)(np.ones(3), np.array([0, 2]))
+        line = write_into_a_gather.__code__.co_firstlineno + 2
+        assert str(refusal.value) == (
+            f"{__file__}:{line}: assignment to an element of a gather of array 'x' (a copy) in "
+            "a parfor body")
+
+
+def correlations(M, data):  # dpbench's correlation, its loop
+    corr = np.eye(M, dtype=data.dtype)
+    for i in numba.prange(M - 1):
+        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+    return corr
+
+
+def matrix_vector_rows(A, v, out):
+    for i in numba.prange(v.shape[0]):
+        out[i, :] = A @ v[i, :]
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_vector_matrix_product_stored_into_slices(inputs):
+    """``data[:, i] @ data[:, i + 1:M]``: each element computed where the
+    slice stores it, no array made; ``corr.shape`` and ``data.shape[1]``
+    compared by the host."""
+    check_offloaded(correlations, 5, np.random.default_rng(6).random((7, 5)), inputs=inputs)
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_matrix_vector_product_stored_into_a_row(inputs):
+    rng = np.random.default_rng(7)
+    check_offloaded(matrix_vector_rows, rng.random((3, 4)), rng.random((5, 4)), np.zeros((5, 3)),
+                    inputs=inputs)
+
+
+def test_vector_matrix_product_of_another_length_raises_before_the_launch():
+    with xpuc.device_context(DEVICE), pytest.raises(AssertionError) as error:
+        xpuc.jit(correlations)(5, np.ones((4, 3)))
+    line = correlations.__code__.co_firstlineno + 3
+    assert str(error.value) == f"{__file__}:{line}: sizes of a slice and an array do not match"
+
+
 # ---- complex functions -------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
-"""The scf dialect: a parfor's loop nest as one ``scf.parallel``, and an
-``scf.if`` whose two regions the caller fills."""
+"""The scf dialect: a parfor's loop nest as one ``scf.parallel``, an
+``scf.if`` whose two regions the caller fills, and a serial loop carrying a
+value (``fold``)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,17 @@ def if_else(b: Builder, condition: Value) -> Iterator[Callable[[], None]]:
     with b.region(f"scf.if {condition.name}"):
         yield otherwise
         b.emit("scf.yield")
+
+
+def fold(b: Builder, count: Value, initial: Value,
+         step: Callable[[Value, Value], Value]) -> Value:
+    """Emit an ``scf.for`` of ``k`` from 0 below ``count`` carrying one value
+    from ``initial``, which ``step(k, value)`` advances; the final value."""
+    name, index, carried = b.fresh(), Value(b.fresh(), INDEX), Value(b.fresh(), initial.type)
+    zero, one = b.index_constant(0), b.index_constant(1)
+    with b.region(f"{name} = scf.for {index.name} = {zero.name} to {count.name} "
+                  f"step {one.name} iter_args({carried.name} = {initial.name}) "
+                  f"-> ({initial.type.mlir})", "}"):
+        following = step(index, carried)
+        b.emit(f"scf.yield {following.name} : {initial.type.mlir}")
+    return Value(name, initial.type)

@@ -156,6 +156,24 @@ class ArrayValue:
     # a local array's SPIR-V storage class (Workgroup): ``memref`` is then the
     # pointer to its variable, ``memref_type`` that pointer's type
     storage: str | None = None
+    # of a gather ``x[cols]``: element k is the element of ``gather[0]`` (x) at
+    # the value of element k of the index vector ``gather[1]`` (cols); read
+    # where it is used, no array made
+    gather: tuple[ArrayValue, ArrayValue] | None = None
+
+
+@dataclass(frozen=True)
+class ComputedArray:
+    """An array a body computes element by element where it is stored (a
+    product with a matrix, ``v @ M[:, a:b]``), which no memory holds.
+    ``element`` emits the element at a position; ``origins`` says, per
+    dimension, where its extent comes from, for the size checks of a store
+    (``body_checks.dimension_origin``)."""
+
+    dims: tuple[Value, ...]
+    dtype: ScalarType
+    element: Callable[[list[Value]], Value]
+    origins: tuple[object, ...]
 
 
 @dataclass(frozen=True)

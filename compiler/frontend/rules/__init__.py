@@ -8,13 +8,23 @@ importing this package registers them all in the tables of translation.py.
 - body_checks: the shape checks of np.min, np.max and np.dot on a body's arrays
 - control_flow: for over range(), a prange nested in a prange body
 - printing: print() of scalars and string constants, by the device's printf
+- products: a @ b and np.dot of vectors and matrices, computed where used
 - reductions: IndexValue and min/max of two (np.argmin, np.argmax)
 - threads: numba.get_num_threads and friends
 
 The rules only explicit kernels see (work-item functions, barrier, local
 arrays, atomics) are in ../kernel_intrinsics.py."""
 
-from . import arithmetic, arrays, body_checks, control_flow, printing, reductions, threads
+from . import (
+    arithmetic,
+    arrays,
+    body_checks,
+    control_flow,
+    printing,
+    products,
+    reductions,
+    threads,
+)
 
-__all__ = ["arithmetic", "arrays", "body_checks", "control_flow", "printing", "reductions",
-           "threads"]
+__all__ = ["arithmetic", "arrays", "body_checks", "control_flow", "printing", "products",
+           "reductions", "threads"]

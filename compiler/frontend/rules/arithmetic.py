@@ -23,6 +23,7 @@ from ...errors import UnsupportedError
 from ..translation import (
     ArrayValue,
     CalleeValue,
+    ComputedArray,
     IndexValuePair,
     Translation,
     TupleValue,
@@ -34,6 +35,7 @@ from ..translation import (
     where,
 )
 from .array_reductions import is_array_reduction, reduce_into_array
+from .products import is_product, product
 
 
 def _apply_rule(t: Translation, key: object, operands: list[Value], expr: ir.Expr,
@@ -91,6 +93,8 @@ def _binop(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
         return _identity_test(t, expr, target)
     if is_array_reduction(t, expr.lhs):
         return reduce_into_array(t, expr, target)
+    if is_product(t, expr):
+        return product(t, expr, target)
     return _operate(t, expr.fn, [expr.lhs, expr.rhs], expr, f"operator {_name(expr.fn)}")
 
 
@@ -192,7 +196,7 @@ def _getattr(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     if isinstance(base, CalleeValue):
         # a module's constants (np.inf, math.pi) are numbers, the rest callees
         return literal(t, getattr(base.obj, expr.attr), target, expr.loc)
-    if isinstance(base, ArrayValue) and expr.attr == "shape":
+    if isinstance(base, (ArrayValue, ComputedArray)) and expr.attr == "shape":
         return TupleValue(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
     if isinstance(base, ArrayValue) and expr.attr == "ndim":
         return t.b.constant(len(base.dims), ScalarType("i", 64))

@@ -25,6 +25,7 @@ from ...errors import UnsupportedError
 from ..literal_arguments import request_literal_arguments
 from ..translation import (
     ArrayValue,
+    ComputedArray,
     SharedUpdate,
     SliceValue,
     Translation,
@@ -33,11 +34,13 @@ from ..translation import (
     call_rule,
     constant_value,
     expression_rule,
+    index_of,
     literal,
     scalar_type,
     slice_of,
     statement_rule,
     translate_expression,
+    user_names,
     where,
 )
 from ..usm import empty_usm
@@ -51,15 +54,29 @@ def _getitem(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
         return base.items[expr.index]
     if isinstance(base, TupleValue) and expr.op == "getitem":
         return _tuple_item(t, base, t.lookup(expr.index), expr.loc)
+    if isinstance(base, ComputedArray):
+        return _computed_element(t, base, _indices(t, expr), expr.loc)
     if not isinstance(base, ArrayValue):
         raise UnsupportedError(f"{where(expr.loc)}: indexing a non-array in a parfor body")
     array, indices = base, _indices(t, expr)
+    if any(isinstance(i, ArrayValue) for i in indices):
+        return _gather(t, array, indices, expr)
     if len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
         return _view(t, array, indices, expr.loc)
     note_use(t, array, reads=True)
     offsets = _float_offsets(t.b, array, element_offset(t, array, indices, expr.loc))
     loaded = [load_element(t.b, array, at) for at in offsets]
     return Complex(*loaded) if array.is_complex else loaded[0]
+
+
+def _computed_element(t: Translation, array: ComputedArray, indices: list,
+                      loc: ir.Loc) -> Value:
+    """An element of an array the body computes where used (a product with a
+    matrix), at one integer index per dimension: computed here."""
+    if len(indices) != len(array.dims) or not all(isinstance(i, Value) for i in indices):
+        raise UnsupportedError(f"{where(loc)}: a product with a matrix indexed with anything "
+                               "but one integer per dimension in a parfor body")
+    return array.element([_position(t.b, i, dim, loc) for i, dim in zip(indices, array.dims)])
 
 
 def _float_offsets(b: Builder, array: ArrayValue, offset: Value) -> list[Value]:
@@ -207,6 +224,9 @@ def _view(t: Translation, array: ArrayValue, indices: list, loc: ir.Loc) -> Arra
     """The view ``array[indices]``: an integer index drops its dimension, a
     slice keeps it with the slice's bounds, dimensions past the indices stay
     whole. The view shares the array's memref (and its use record)."""
+    if array.gather is not None:
+        raise UnsupportedError(f"{where(loc)}: a view of 'x[...]', the gather of array "
+                               f"'{user_names([array.var])}', in a parfor body")
     if len(indices) > len(array.dims) or not all(isinstance(i, (Value, SliceValue))
                                                  for i in indices):
         raise UnsupportedError(
@@ -227,6 +247,21 @@ def _view(t: Translation, array: ArrayValue, indices: list, loc: ir.Loc) -> Arra
             start = _position(b, index, dim, loc)
         offset = arith.binary(b, "arith.addi", offset, arith.binary(b, "arith.muli", start, stride))
     return dataclasses.replace(array, dims=tuple(dims), strides=tuple(strides), offset=offset)
+
+
+def _gather(t: Translation, array: ArrayValue, indices: list, expr: ir.Expr) -> ArrayValue:
+    """``x[cols]`` of a vector ``x`` and a vector of integers ``cols``: the
+    elements of ``x`` at ``cols``, read where they are used (spmv's
+    ``vals @ x[cols]``), not copied into an array of the body's."""
+    index_type = t.typemap[index_of(expr).name]
+    if not (len(array.dims) == 1 and len(indices) == 1 and array.gather is None
+            and isinstance(index_type, types.Array) and index_type.ndim == 1
+            and isinstance(index_type.dtype, types.Integer)):
+        raise UnsupportedError(
+            f"{where(expr.loc)}: array '{user_names([array.var])}' indexed with an array in a "
+            "parfor body: xpuc reads a vector at a vector of integers (x[cols]), nothing else")
+    index = indices[0]
+    return dataclasses.replace(array, dims=index.dims, gather=(array, index))
 
 
 def _contiguous_strides(b: Builder, dims: tuple[Value, ...]) -> tuple[Value, ...]:
@@ -300,6 +335,11 @@ def element_offset(t: Translation, array: ArrayValue, indices: list, loc: ir.Loc
             f"integer per dimension (slices or partial indexing) in a parfor body"
         )
     b = t.b
+    if array.gather is not None:  # the source's element at the index vector's element
+        source, index = array.gather
+        note_use(t, index, reads=True)
+        at = load_element(b, index, element_offset(t, index, indices, loc))
+        return element_offset(t, source, [at], loc)
     positions = [_position(b, i, dim, loc) for i, dim in zip(indices, array.dims)]
     if array.strides is not None:
         offset = memref.strided_offset(b, positions, array.strides)
@@ -321,6 +361,9 @@ def _setitem(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
     array = t.lookup(stmt.target)
     if not isinstance(array, ArrayValue):
         raise UnsupportedError(f"{where(stmt.loc)}: item assignment to a non-array")
+    if array.gather is not None:
+        raise UnsupportedError(f"{where(stmt.loc)}: assignment to an element of a gather of "
+                               f"array '{user_names([array.var])}' (a copy) in a parfor body")
     note_use(t, array, writes=True)
     indices = _indices(t, stmt)
     update = t.shared_updates.get(stmt)

@@ -21,6 +21,8 @@ kernel cannot raise, so:
 
 from __future__ import annotations
 
+import operator
+
 from numba.core import ir, types
 from numba.parfors import array_analysis, parfor
 
@@ -29,6 +31,7 @@ from ...errors import UnsupportedError
 from ..numpy_functions import check_vector_sizes
 from ..translation import (
     ArrayValue,
+    ComputedArray,
     SizeCheck,
     Translation,
     TupleValue,
@@ -89,7 +92,10 @@ def _equal_sizes(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
         message = f"sizes of {_named(t, first)} and {_named(t, var)} do not match"
         for size, other in zip(shapes[0], shape):
             if not (size.name == other.name or _checked_by_the_host(t, size, other, message,
-                                                                     expr.loc)):
+                                                                     expr.loc)
+                    or len(shape) == 1 and equal_origins(t, _size_origin(t, first),
+                                                         _size_origin(t, var), message,
+                                                         expr.loc, AssertionError)):
                 raise UnsupportedError(
                     f"{where(expr.loc)}: the sizes of {_named(t, first)} and "
                     f"{_named(t, var)} in a parfor body, which xpuc cannot compare before "
@@ -100,6 +106,8 @@ def _equal_sizes(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
 def _named(t: Translation, var: ir.Var) -> str:
     """An ``assert_equiv`` operand as a message names it: array analysis
     passes the arrays, or its own variables of their sizes."""
+    if _slice_length(t, _defined(t, var)) is not None:
+        return "a slice"
     named = t.operand(var)
     return "an array" if named == "a value" else named
 
@@ -108,7 +116,7 @@ def _shape(t: Translation, var: ir.Var) -> tuple[Value, ...] | None:
     """The sizes an ``assert_equiv`` operand stands for: an array's
     dimensions, a tuple's items, an integer."""
     held = t.lookup(var)
-    if isinstance(held, ArrayValue):
+    if isinstance(held, (ArrayValue, ComputedArray)):
         return held.dims
     if isinstance(held, TupleValue) and all(isinstance(v, Value) for v in held.items):
         return tuple(_size(t, item) if isinstance(item, ir.Var) else item
@@ -128,9 +136,19 @@ def _size(t: Translation, var: ir.Var) -> Value:
         if isinstance(index, int) and isinstance(shape, ir.Expr) and shape.op == "getattr" \
                 and shape.attr == "shape":
             array = t.lookup(shape.value)
-            if isinstance(array, ArrayValue) and -len(array.dims) <= index < len(array.dims):
+            if isinstance(array, (ArrayValue, ComputedArray)) and \
+                    -len(array.dims) <= index < len(array.dims):
                 return array.dims[index]
     return t.value(var)
+
+
+# a slice's bound: its variable (None where left out), and whether it is the
+# size of the dimension it cuts
+Bound = tuple[ir.Var | None, bool]
+# A length in a body as a slice of an extent: the slice's start, stop and step,
+# and the extent it cuts (an index value)
+Origin = tuple[tuple[Bound, Bound, Bound], Value]
+_WHOLE = ((None, False), (None, True), (None, False))  # no slice
 
 
 def equal_extents(t: Translation, first: tuple[ir.Var, int], second: tuple[ir.Var, int],
@@ -142,20 +160,78 @@ def equal_extents(t: Translation, first: tuple[ir.Var, int], second: tuple[ir.Va
     compares before the launch, raising ``exception`` with ``message``."""
     if first[1] == second[1] and _same_dimension(t, first[0], second[0], first[1], 0):
         return True
-    origins = _origin(t, *first), _origin(t, *second)
-    if None in origins:
-        return False
-    bounds = [_slice_bounds(t, *origin) for origin in origins]
-    if None in bounds or not all(_same_bound(t, *pair) for pair in zip(*bounds)):
-        return False
-    extents = [held.dims[k] if isinstance(held, ArrayValue) and k < len(held.dims) else None
-               for held, k in ((t.lookup(array), axis) for _, array, axis in origins)]
-    return None not in extents and _checked_by_the_host(t, *extents, message, loc, exception)
+    return equal_origins(t, dimension_origin(t, *first), dimension_origin(t, *second),
+                         message, loc, exception)
 
 
-# a slice's bound: its variable (None where left out), and whether it is the
-# size of the dimension it cuts
-Bound = tuple[ir.Var | None, bool]
+def equal_origins(t: Translation, origin: Origin | None, other: Origin | None, message: str,
+                  loc: ir.Loc, exception: type[Exception]) -> bool:
+    """Whether lengths of these origins are equal in every iteration: the same
+    slice (or none) of extents the host then compares before the launch,
+    raising ``exception`` with ``message``."""
+    if origin is None or other is None or \
+            not all(_same_bound(t, *pair) for pair in zip(origin[0], other[0])):
+        return False
+    return _checked_by_the_host(t, origin[1], other[1], message, loc, exception)
+
+
+def dimension_origin(t: Translation, var: ir.Var, axis: int, depth: int = 0) -> Origin | None:
+    """Where dimension ``axis`` of array ``var`` comes from, if known: a
+    gather (``x[cols]``) has its index vector's dimension, a view the slice
+    of its array's dimension that makes it."""
+    view = _view_of(t, var)
+    if view is None:
+        held = t.lookup(var)
+        return (_WHOLE, held.dims[axis]) if isinstance(held, ArrayValue) and \
+            0 <= axis < len(held.dims) else None
+    base, indices = view
+    kinds = [t.typemap[item.name] for item in indices]
+    if depth > 8:
+        return None
+    if len(indices) == 1 and isinstance(kinds[0], types.Array):
+        return dimension_origin(t, indices[0], axis, depth + 1)
+    sliced = [k for k, kind in enumerate(kinds) if isinstance(kind, types.SliceType)]
+    if axis >= len(sliced):  # a dimension of the array past the indices, whole
+        return dimension_origin(t, base, len(indices) + axis - len(sliced), depth + 1)
+    held = t.lookup(base)
+    if _view_of(t, base) is not None or not isinstance(held, ArrayValue):
+        return None
+    bounds = _slice_bounds(t, indices[sliced[axis]], base, sliced[axis])
+    return None if bounds is None else (bounds, held.dims[sliced[axis]])
+
+
+def _size_origin(t: Translation, var: ir.Var) -> Origin | None:
+    """Where the size ``var`` comes from: ``x.shape[k]`` of an array or of a
+    product (rules/products.py), the length of a vector ``var``, or the
+    length Numba's array analysis computes of a slice, ``wrap_index(stop, n)
+    - wrap_index(start, n)``."""
+    definition = _defined(t, var)
+    dimension = (var, 0) if isinstance(t.typemap[var.name], types.Array) else \
+        _dimension_of(t, definition)
+    if dimension is not None:
+        held = t.lookup(dimension[0])
+        if isinstance(held, ComputedArray):
+            return held.origins[dimension[1]] if dimension[1] < len(held.origins) else None
+        return dimension_origin(t, *dimension)
+    return _slice_length(t, definition)
+
+
+def _slice_length(t: Translation, definition: object) -> Origin | None:
+    """The slice and extent of ``wrap_index(stop, n) - wrap_index(start, n)``,
+    the length Numba's array analysis computes of a slice, else None."""
+    if not (isinstance(definition, ir.Expr) and definition.op == "binop"
+            and definition.fn is operator.sub):
+        return None
+    wraps = [_defined(t, v) for v in (definition.lhs, definition.rhs)]
+    if not all(isinstance(w, ir.Expr) and w.op == "call" and len(w.args) == 2 and getattr(
+            t.typemap[w.func.name], "typing_key", None) is array_analysis.wrap_index
+            for w in wraps):
+        return None
+    (stop, size), (start, other_size) = wraps[0].args, wraps[1].args
+    if not _same_value(t, size, other_size):
+        return None
+    is_extent = _same_value(t, stop, size)
+    return ((start, False), (stop, is_extent), (None, False)), t.value(size)
 
 
 def _slice_bounds(t: Translation, cut: ir.Var | None, array: ir.Var,
@@ -166,7 +242,7 @@ def _slice_bounds(t: Translation, cut: ir.Var | None, array: ir.Var,
     dimension's own size (``A[i + 1:]`` cuts ``slice(i + 1, A_size0)``), which
     its equivalence classes know."""
     if cut is None:
-        return (None, False), (None, True), (None, False)
+        return _WHOLE
     call = _defined(t, cut)
     if not (isinstance(call, ir.Expr) and call.op == "call" and not call.kws
             and getattr(t.typemap[call.func.name], "typing_key", None) is slice):
@@ -190,31 +266,6 @@ def _same_bound(t: Translation, bound: Bound, other: Bound) -> bool:
     if var is None or other_var is None:
         return var is other_var or is_extent and other_is_extent
     return _same_value(t, var, other_var) or is_extent and other_is_extent
-
-
-def _origin(t: Translation, var: ir.Var, axis: int,
-            depth: int = 0) -> tuple[ir.Var | None, ir.Var, int] | None:
-    """Where dimension ``axis`` of array ``var`` comes from: the slice that
-    cuts it (None where it is whole), the array it is a dimension of, which
-    no view of the body made, and that array's axis; None if not known. A
-    gather (``x[cols]``) has its index array's dimension."""
-    view = _view_of(t, var)
-    if view is None:
-        while isinstance(t.definition(var), ir.Var):
-            var = t.definition(var)
-        return (None, var, axis) if depth < 8 else None
-    base, indices = view
-    kinds = [t.typemap[item.name] for item in indices]
-    if len(indices) == 1 and isinstance(kinds[0], types.Array):
-        return _origin(t, indices[0], axis, depth + 1)
-    sliced = [k for k, kind in enumerate(kinds) if isinstance(kind, types.SliceType)]
-    if axis >= len(sliced):  # a dimension of the array past the indices, whole
-        return _origin(t, base, len(indices) + axis - len(sliced), depth + 1)
-    if _view_of(t, base) is not None:
-        return None
-    while isinstance(t.definition(base), ir.Var):
-        base = t.definition(base)
-    return indices[sliced[axis]], base, sliced[axis]
 
 
 def _defined(t: Translation, var: ir.Var) -> object:
@@ -319,9 +370,7 @@ def _same_dimension(t: Translation, first: ir.Var, second: ir.Var, axis: int,
 def _view_of(t: Translation, var: ir.Var) -> tuple[ir.Var, list[ir.Var]] | None:
     """The array and the index variables of the view ``var`` is
     (``x[i, :j]``), else None."""
-    definition = t.definition(var)
-    while isinstance(definition, ir.Var):
-        definition = t.definition(definition)
+    definition = _defined(t, var)
     if not (isinstance(definition, ir.Expr) and definition.op == "getitem"):
         return None
     index = t.definition(definition.index)
