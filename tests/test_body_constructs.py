@@ -332,10 +332,11 @@ def test_other_gathers_are_refused_by_name():
             "a parfor body")
 
 
-def correlations(M, data):  # dpbench's correlation, its loop
+def correlations(M, data):  # dpbench's correlation and covariance
+    data -= np.sum(data, axis=0) / data.shape[0]
     corr = np.eye(M, dtype=data.dtype)
     for i in numba.prange(M - 1):
-        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M] / 2.0
     return corr
 
 
@@ -363,8 +364,29 @@ def test_matrix_vector_product_stored_into_a_row(inputs):
 def test_vector_matrix_product_of_another_length_raises_before_the_launch():
     with xpuc.device_context(DEVICE), pytest.raises(AssertionError) as error:
         xpuc.jit(correlations)(5, np.ones((4, 3)))
-    line = correlations.__code__.co_firstlineno + 3
+    line = correlations.__code__.co_firstlineno + 4
     assert str(error.value) == f"{__file__}:{line}: sizes of a slice and an array do not match"
+
+
+def two_layers(x, w1, b1, w2):  # dpbench's mlp, host code
+    hidden = np.maximum(x @ w1 + b1, 0)
+    return np.dot(hidden, w2)
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_product_of_matrices_in_host_code(inputs):
+    """``x @ w`` of two matrices outside any loop: on dpnp arrays a parallel
+    loop over the product's elements (host code cannot read device arrays)."""
+    rng = np.random.default_rng(8)
+    check_offloaded(two_layers, rng.random((6, 3)), rng.random((3, 5)), rng.random(5),
+                    rng.random((5, 2)), inputs=inputs)
+
+
+def test_product_of_matrices_of_other_sizes_raises_numpys_error():
+    with pytest.raises(ValueError, match=r"incompatible array sizes for np.dot\(a, b\) "
+                                         r"\(matrix \* matrix\)"):
+        run_on_device(two_layers, np.ones((2, 3)), np.ones((2, 3)), np.ones(3), np.ones((3, 1)),
+                      inputs="dpnp")
 
 
 # ---- complex functions -------------------------------------------------------------

@@ -9,7 +9,10 @@ makes parfors, as Numba's own parallel ``np.sum(a)`` and ``np.dot`` are.
 - ``np.where(condition, x, y)`` and ``np.clip(a, a_min, a_max)`` of C-contiguous
   arrays of one shape and scalars;
 - ``np.dot`` of two vectors, a reduction (Numba's own types it only with SciPy,
-  whose BLAS would cost every process's first compile 0.3 s).
+  whose BLAS would cost every process's first compile 0.3 s);
+- ``a @ b`` and ``np.dot(a, b)`` of two matrices (mlp's ``x @ w``): one
+  work-item per element of the product. Products with a vector in a parfor
+  body are the body's own (rules/products.py), computed where used.
 
 Each is a CPU-target overload, which Numba tries before its own (generic)
 ones, inlined into the caller before the parfor pass; for anything but USM
@@ -22,6 +25,7 @@ for NumPy arrays: the parallel loop that Numba's parfor pass puts in place of
 from __future__ import annotations
 
 import functools
+import operator
 
 import numba
 import numpy as np
@@ -30,7 +34,7 @@ from numba.core.cgutils import is_nonelike
 from numba.core.extending import overload, overload_method, register_jitable
 from numba.np import numpy_support
 
-from .usm import USMArray
+from .usm import USMArray, coerced_class, empty_usm
 
 # ---- reductions along an axis --------------------------------------------------
 
@@ -269,14 +273,57 @@ def _vector_dot(zero):
     return dot_vectors
 
 
-@overload(np.dot, target="cpu", inline="always")
-def _dot(a, b):
-    if not (isinstance(a, USMArray) and isinstance(b, USMArray) and a.ndim == b.ndim == 1
+@register_jitable
+def _check_matrix_sizes(a_columns, b_rows):
+    if a_columns != b_rows:
+        raise ValueError("incompatible array sizes for np.dot(a, b) (matrix * matrix)")
+
+
+def _matrix_product(product_type: types.Array, zero):
+    """The product of two matrices into a new USM array of ``product_type``:
+    a parallel loop over its elements, each a serial sum from ``zero``."""
+    check_matrices = _check_matrix_sizes
+
+    def multiply_matrices(a, b):
+        check_matrices(a.shape[1], b.shape[0])
+        numba.parfors.parfor.init_prange()
+        rows, inner = a.shape
+        columns = b.shape[1]
+        product = empty_usm((rows, columns), product_type)
+        flat = product.reshape(rows * columns)
+        for p in numba.parfors.parfor.internal_prange(rows * columns):
+            i, j = p // columns, p % columns
+            total = zero
+            for k in range(inner):
+                total += a[i, k] * b[k, j]
+            flat[p] = total
+        return product
+
+    return multiply_matrices
+
+
+def _usm_product(a: types.Type, b: types.Type, ranks: tuple[int, int]):
+    """``a @ b`` of USM arrays of these ranks and number elements: the
+    implementation, else None (Numba's stands)."""
+    if not (isinstance(a, USMArray) and isinstance(b, USMArray) and (a.ndim, b.ndim) == ranks
             and isinstance(a.dtype, types.Number) and isinstance(b.dtype, types.Number)):
         return None
     zero = np.zeros(1, np.result_type(numpy_support.as_dtype(a.dtype),
                                       numpy_support.as_dtype(b.dtype)))[0]
-    return _vector_dot(zero)
+    if ranks == (1, 1):
+        return _vector_dot(zero)
+    dtype = numpy_support.from_dtype(zero.dtype)
+    return _matrix_product(coerced_class((a, b))(dtype, 2, "C"), zero)
+
+
+@overload(np.dot, target="cpu", inline="always")
+def _dot(a, b):
+    return _usm_product(a, b, (1, 1)) or _usm_product(a, b, (2, 2))
+
+
+@overload(operator.matmul, target="cpu", inline="always")
+def _matmul(a, b):
+    return _usm_product(a, b, (2, 2))
 
 
 # ---- Numba's parallel np.dot, with its shape checks ------------------------------------

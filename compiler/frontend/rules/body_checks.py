@@ -252,11 +252,23 @@ def _slice_bounds(t: Translation, cut: ir.Var | None, array: ir.Var,
     extent = classes[axis] if axis < len(classes) else -1
     args = [None, *call.args] if len(call.args) == 1 else list(call.args)
     args += [None] * (3 - len(args))
+    # a start of 0 and a step of 1 are the slice's defaults (Numba's array
+    # analysis writes ``data[:, i]`` as ``slice(zero, data_size0)``)
     bounds = [None if var is None or isinstance(t.typemap[var.name], types.NoneType)
-              else var for var in args]
+              or k != 1 and _constant(t, var) == (0, None, 1)[k] else var
+              for k, var in enumerate(args)]
     stop = bounds[1]
     is_extent = stop is None or extent != -1 and equivalences.obj_to_ind.get(stop.name) == extent
     return (bounds[0], False), (stop, is_extent), (bounds[2], False)
+
+
+def _constant(t: Translation, var: ir.Var) -> object:
+    """The value of ``var`` when compiling, from the body or from Numba's
+    equivalence classes (which know the constants of the function)."""
+    value = constant_value(t, var)
+    if value is None and t.parfor.equiv_set is not None:
+        value = t.parfor.equiv_set.get_equiv_const(var.name)
+    return value
 
 
 def _same_bound(t: Translation, bound: Bound, other: Bound) -> bool:
