@@ -389,6 +389,42 @@ def test_product_of_matrices_of_other_sizes_raises_numpys_error():
                       inputs="dpnp")
 
 
+def product_with_a_made_matrix(x, w):  # lenet's x @ fc1w, x made by the function
+    hidden = np.maximum(x, 0.0)
+    return hidden @ w
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_product_of_a_made_matrix_with_a_given_one(inputs):
+    """In a device context the product of an array the function made (a
+    device array) with a NumPy argument runs on the device too."""
+    rng = np.random.default_rng(9)
+    check_offloaded(product_with_a_made_matrix, rng.random((4, 3)) - 0.5, rng.random((3, 2)),
+                    inputs=inputs)
+
+
+def products_of_blocks(G, H):
+    out = np.empty(G.shape[0])
+    for k in numba.prange(G.shape[0]):
+        out[k] = np.sum(G[k] @ H[k])
+    return out
+
+
+def test_product_of_two_matrices_in_a_body():
+    """Of NumPy arrays in a context, computed where ``np.sum`` reads it; of
+    dpnp arrays, NumPy's product is inlined as a loop into an array of the
+    body's, of a shape known only when running: refused at the user's line."""
+    rng = np.random.default_rng(10)
+    blocks, others = rng.random((3, 4, 4)), rng.random((3, 4, 4))
+    check_offloaded(products_of_blocks, blocks, others, inputs="numpy")
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        run_on_device(products_of_blocks, blocks, others, inputs="dpnp")
+    message = str(refusal.value)
+    line = products_of_blocks.__code__.co_firstlineno + 3
+    assert message.startswith(f"{__file__}:{line}: "), message
+    assert "numpy_functions" not in message and "check_" not in message, message
+
+
 # ---- complex functions -------------------------------------------------------------
 
 

@@ -274,7 +274,7 @@ def _vector_dot(zero):
 
 
 @register_jitable
-def _check_matrix_sizes(a_columns, b_rows):
+def check_matrix_sizes(a_columns, b_rows):
     if a_columns != b_rows:
         raise ValueError("incompatible array sizes for np.dot(a, b) (matrix * matrix)")
 
@@ -282,7 +282,7 @@ def _check_matrix_sizes(a_columns, b_rows):
 def _matrix_product(product_type: types.Array, zero):
     """The product of two matrices into a new USM array of ``product_type``:
     a parallel loop over its elements, each a serial sum from ``zero``."""
-    check_matrices = _check_matrix_sizes
+    check_matrices = check_matrix_sizes
 
     def multiply_matrices(a, b):
         check_matrices(a.shape[1], b.shape[0])
@@ -303,10 +303,13 @@ def _matrix_product(product_type: types.Array, zero):
 
 
 def _usm_product(a: types.Type, b: types.Type, ranks: tuple[int, int]):
-    """``a @ b`` of USM arrays of these ranks and number elements: the
+    """``a @ b`` of arrays of these ranks and number elements, one a USM
+    array (the other may be a NumPy array of a device context): the
     implementation, else None (Numba's stands)."""
-    if not (isinstance(a, USMArray) and isinstance(b, USMArray) and (a.ndim, b.ndim) == ranks
-            and isinstance(a.dtype, types.Number) and isinstance(b.dtype, types.Number)):
+    arrays = (a, b)
+    if not (all(isinstance(v, types.Array) and isinstance(v.dtype, types.Number)
+                for v in arrays) and any(isinstance(v, USMArray) for v in arrays)
+            and (a.ndim, b.ndim) == ranks):
         return None
     zero = np.zeros(1, np.result_type(numpy_support.as_dtype(a.dtype),
                                       numpy_support.as_dtype(b.dtype)))[0]

@@ -28,7 +28,7 @@ from numba.parfors import array_analysis, parfor
 
 from ...dialects import Value
 from ...errors import UnsupportedError
-from ..numpy_functions import check_vector_sizes
+from ..numpy_functions import check_matrix_sizes, check_vector_sizes
 from ..translation import (
     ArrayValue,
     ComputedArray,
@@ -60,21 +60,28 @@ def _empty_reduction_check(t: Translation, expr: ir.Expr, target: ir.Var) -> Non
     return None
 
 
-DOT_SIZES = "incompatible array sizes for np.dot(a, b) (vector * vector)"
+# NumPy's messages of np.dot's size checks, by the check xpuc's np.dot calls
+_DOT_SIZES = {
+    check_vector_sizes: "incompatible array sizes for np.dot(a, b) (vector * vector)",
+    check_matrix_sizes: "incompatible array sizes for np.dot(a, b) (matrix * matrix)",
+}
 
 
-@call_rule(check_vector_sizes)
-def _vector_sizes_check(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
+@call_rule(check_vector_sizes, check_matrix_sizes)
+def _dot_sizes_check(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
+    """``np.dot``'s check of the lengths it pairs (a vector's, a matrix's
+    columns and the other's rows)."""
     first, second = expr.args
+    message = _DOT_SIZES[t.typemap[expr.func.name].typing_key]
     dimensions = _dimension_of(t, _defined(t, first)), _dimension_of(t, _defined(t, second))
     if not (_same_value(t, first, second) or _checked_by_the_host(
-            t, _size(t, first), _size(t, second), DOT_SIZES, expr.loc, ValueError)
-            or None not in dimensions and equal_extents(t, *dimensions, DOT_SIZES, expr.loc,
+            t, _size(t, first), _size(t, second), message, expr.loc, ValueError)
+            or None not in dimensions and equal_extents(t, *dimensions, message, expr.loc,
                                                         ValueError)):
         raise UnsupportedError(
-            f"{where(expr.loc)}: np.dot of two vectors in a parfor body whose lengths xpuc "
+            f"{where(expr.loc)}: np.dot of arrays in a parfor body whose lengths xpuc "
             "cannot compare before the launch (a kernel cannot raise NumPy's error for "
-            "vectors of different lengths)")
+            "arrays of different lengths)")
     return None
 
 
