@@ -36,7 +36,7 @@ def _calls_parallel_range(block: ir.Block, typemap: dict) -> bool:
                in _PARALLEL_RANGES for stmt in block.find_insts(ir.Assign))
 
 
-def _prange_body_labels(func_ir: ir.FunctionIR, typemap: dict) -> set[int]:
+def prange_body_labels(func_ir: ir.FunctionIR, typemap: dict) -> set[int]:
     """The labels of the blocks inside some prange loop."""
     labels: set[int] = set()
     for loop in compute_cfg_from_blocks(func_ir.blocks).loops().values():
@@ -56,7 +56,7 @@ class InplaceArrayOperators(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state) -> bool:
-        in_prange = _prange_body_labels(state.func_ir, state.typemap)
+        in_prange = prange_body_labels(state.func_ir, state.typemap)
         updated_views = {}  # the result of each rewritten operator: its array
         for label, block in state.func_ir.blocks.items():
             if label in in_prange:

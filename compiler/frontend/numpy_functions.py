@@ -29,11 +29,12 @@ import operator
 
 import numba
 import numpy as np
-from numba.core import types
+from numba.core import ir, types
 from numba.core.cgutils import is_nonelike
 from numba.core.extending import overload, overload_method, register_jitable
 from numba.np import numpy_support
 
+from .inplace_operators import prange_body_labels
 from .usm import USMArray, coerced_class, empty_usm
 
 # ---- reductions along an axis --------------------------------------------------
@@ -319,12 +320,25 @@ def _usm_product(a: types.Type, b: types.Type, ranks: tuple[int, int]):
     return _matrix_product(coerced_class((a, b))(dtype, 2, "C"), zero)
 
 
-@overload(np.dot, target="cpu", inline="always")
+def _inlined_here(expr: ir.Expr, caller_info, callee_info) -> bool:
+    """Numba's inline cost model of the products: a dot of vectors is inlined
+    anywhere; a product of matrices in host code only, for in a prange body
+    it stays ``a @ b``, whose elements rules/products.py computes where read
+    (inlined, it would make an array of the body's own)."""
+    operands = [expr.lhs, expr.rhs] if expr.op == "binop" else expr.args
+    if all(caller_info.typemap[v.name].ndim == 1 for v in operands):
+        return True
+    in_prange = prange_body_labels(caller_info.func_ir, caller_info.typemap)
+    return not any(stmt.value is expr for label in in_prange
+                   for stmt in caller_info.func_ir.blocks[label].find_insts(ir.Assign))
+
+
+@overload(np.dot, target="cpu", inline=_inlined_here)
 def _dot(a, b):
     return _usm_product(a, b, (1, 1)) or _usm_product(a, b, (2, 2))
 
 
-@overload(operator.matmul, target="cpu", inline="always")
+@overload(operator.matmul, target="cpu", inline=_inlined_here)
 def _matmul(a, b):
     return _usm_product(a, b, (2, 2))
 
