@@ -419,6 +419,22 @@ def test_product_of_two_matrices_in_a_body(inputs):
                     inputs=inputs)
 
 
+def product_of_a_product(G, H, out):
+    for k in numba.prange(G.shape[0]):
+        out[k] = (G[k] @ H[k]) @ H[k, 0]
+    return out
+
+
+def test_product_of_a_product_is_refused_naming_it():
+    blocks = np.ones((2, 3, 3))
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+        xpuc.jit(product_of_a_product)(blocks, blocks, np.empty((2, 3)))
+    line = product_of_a_product.__code__.co_firstlineno + 2
+    assert str(refusal.value) == (
+        f"{__file__}:{line}: a product @ of a product with a matrix (whose elements xpuc "
+        "computes only where they are read) in a parfor body")
+
+
 # ---- complex functions -------------------------------------------------------------
 
 

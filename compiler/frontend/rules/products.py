@@ -57,6 +57,10 @@ def _product(t: Translation, lhs: ir.Var, rhs: ir.Var, expr: ir.Expr,
              what: str) -> Value | ComputedArray:
     held = t.lookup(lhs), t.lookup(rhs)
     ranks = tuple(len(h.dims) if isinstance(h, ArrayValue) else 0 for h in held)
+    if any(isinstance(h, ComputedArray) for h in held):
+        raise UnsupportedError(f"{where(expr.loc)}: {what} of a product with a matrix (whose "
+                               "elements xpuc computes only where they are read) in a parfor "
+                               "body")
     if ranks not in _SIZE_ERRORS or any(h.is_complex for h in held):
         raise UnsupportedError(f"{where(expr.loc)}: {what} of anything but real vectors and "
                                "matrices in a parfor body")
