@@ -8,7 +8,7 @@ offloaded call and per launched parfor next to dpctl's submit+wait of a
 barrier and of an empty kernel.
 
     python benchmarks/suite.py [--scale S] [--repeat R] [--only NAME] [--json PATH]
-                               [--dpex-python PATH]
+                               [--dpex-python PATH] [--leave-out NAME ...]
 
 ``--scale 1`` is the size of PEERS.md's figures; CI-sized runs use ``--scale 0.01``.
 numba-dpex needs an older stack than xpuc's, in a virtual environment of its
@@ -57,6 +57,7 @@ def _results(workload: Workload, args: tuple, returned: object,
             for v in values]
 
 
+SERIAL = ("NumPy", "numba.njit")
 PARALLEL, IN_CONTEXT, USM, DPEX = ("numba.njit(parallel=True)", "xpuc, NumPy in context",
                                    "xpuc, USM", "numba-dpex dpjit")
 
@@ -235,14 +236,15 @@ def interleaved_steady_ms(steady: dict[str, Callable[[], float]],
 
 
 def run_workload(workload: Workload, scale: float, repeat: int, queue: dpctl.SyclQueue,
-                 dpex: DpexPeer | None) -> dict:
-    """Time ``workload`` under each implementation in this process, and under
-    numba-dpex (if its peer runs), checking their results against the
-    first's: first calls one after the other, then ``repeat`` rounds of
+                 dpex: DpexPeer | None, leave_out: tuple[str, ...] = ()) -> dict:
+    """Time ``workload`` under each implementation in this process but those
+    named in ``leave_out``, and under numba-dpex (if its peer runs), checking
+    their results against the first's: first calls one after the other, then ``repeat`` rounds of
     steady calls (``interleaved_steady_ms``)."""
     inputs = workload.make_inputs(np.random.default_rng(0), scale)
     rows, expected, steady = {}, None, {}
-    implementations = _implementations(workload, queue)
+    implementations = {name: found for name, found in _implementations(workload, queue).items()
+                       if name not in leave_out}
     for name, (call, prepare) in implementations.items():
         print(f"  {name} ...", flush=True)
         args = prepare(copy.deepcopy(inputs))
@@ -465,6 +467,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=7)
+    # the serial baselines take most of a full-size run (NumPy's k-means assignment
+    # 2.5 s a call); the results are then checked against Numba's threads
+    parser.add_argument("--leave-out", action="append", default=[], choices=SERIAL,
+                        help="an implementation to leave out (repeatable)")
     parser.add_argument("--only", help="run workloads whose name contains this (one that "
                         "names none measures the host overheads alone)")
     parser.add_argument("--device", default="opencl:cpu")
@@ -486,7 +492,8 @@ def main() -> None:
     for workload in selected:
         print(f"{workload.name}:", flush=True)
         peer = dpex.get(workload.name)
-        results[workload.name] = run_workload(workload, args.scale, args.repeat, queue, peer)
+        results[workload.name] = run_workload(workload, args.scale, args.repeat, queue, peer,
+                                              tuple(args.leave_out))
         if peer is not None:
             peer.close()  # its inputs held memory
     overheads = launch_overheads(queue)

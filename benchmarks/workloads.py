@@ -64,6 +64,20 @@ def jacobi(grid, steps):
     return grid
 
 
+def jacobi_rows(grid, steps):
+    # the same stencil as a prange over rows, each walking its columns; the
+    # rows counted from 0 (numba-dpex 0.23 runs prange(1, n - 1) from 0)
+    other = grid * 1.0
+    for _ in range(steps):
+        for r in prange(grid.shape[0] - 2):
+            i = r + 1
+            for j in range(1, grid.shape[1] - 1):
+                other[i, j] = 0.25 * (grid[i - 1, j] + grid[i + 1, j]
+                                      + grid[i, j - 1] + grid[i, j + 1])
+        grid, other = other, grid
+    return grid
+
+
 def heat_1d(u, steps):
     # explicit Euler steps of the heat equation, the ends held fixed
     other = u * 1.0
@@ -123,6 +137,56 @@ def kmeans_assign(points, centroids, labels):
         labels[i] = best
 
 
+def kmeans_update(points, labels, centroids):
+    # a prange over the k centroids (few), each a pass over every point (many)
+    for c in prange(centroids.shape[0]):
+        count = 0
+        for k in range(points.shape[1]):
+            centroids[c, k] = 0.0
+        for i in range(points.shape[0]):
+            if labels[i] == c:
+                count += 1
+                for k in range(points.shape[1]):
+                    centroids[c, k] += points[i, k]
+        for k in range(points.shape[1]):
+            centroids[c, k] /= max(count, 1)
+
+
+def kmeans_step(points, centroids, labels, new_centroids):
+    for i in prange(points.shape[0]):
+        best, best_distance = 0, np.inf
+        for c in range(centroids.shape[0]):
+            distance = 0.0
+            for k in range(points.shape[1]):
+                d = points[i, k] - centroids[c, k]
+                distance += d * d
+            if distance < best_distance:
+                best, best_distance = c, distance
+        labels[i] = best
+    for c in prange(new_centroids.shape[0]):
+        count = 0
+        for k in range(points.shape[1]):
+            new_centroids[c, k] = 0.0
+        for i in range(points.shape[0]):
+            if labels[i] == c:
+                count += 1
+                for k in range(points.shape[1]):
+                    new_centroids[c, k] += points[i, k]
+        for k in range(points.shape[1]):
+            new_centroids[c, k] /= max(count, 1)
+
+
+def _centroid_means(points, labels, k):
+    """kmeans_update's result in NumPy."""
+    sums = np.zeros((k, points.shape[1]))
+    np.add.at(sums, labels, points)
+    return sums / np.maximum(np.bincount(labels, minlength=k), 1)[:, None]
+
+
+def _nearest(points, centroids):
+    return ((points[:, None, :] - centroids[None]) ** 2).sum(-1).argmin(1)
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
@@ -145,6 +209,10 @@ def _black_scholes_inputs(rng, scale):
     n = _n(4_000_000, scale)
     return (rng.uniform(10, 50, n), rng.uniform(10, 50, n), rng.uniform(0.25, 2, n), 0.02, 0.3,
             np.empty(n), np.empty(n))
+
+
+def _kmeans_points(rng, scale):
+    return rng.random((_n(4_000_000, scale), 4))
 
 
 def _mandelbrot_inputs(rng, scale):
@@ -175,6 +243,9 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("Jacobi 2-D, 50 steps", jacobi,
              lambda rng, s: (rng.random((_n(1024, math.sqrt(s)),) * 2), 50),
              (), lambda g, steps: (jacobi(g.copy(), steps),)),
+    Workload("Jacobi 2-D over rows, 50 steps", jacobi_rows,
+             lambda rng, s: (rng.random((_n(1024, math.sqrt(s)),) * 2), 50),
+             (), lambda g, steps: (jacobi(g.copy(), steps),)),
     Workload("heat 1-D, 10 steps", heat_1d,
              lambda rng, s: (rng.random(_n(16_000_000, s)), 10),
              (), lambda u, steps: (_heat_1d_slices(u, steps),),
@@ -188,5 +259,14 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("k-means assignment", kmeans_assign,
              lambda rng, s: (rng.random((_n(4_000_000, s), 4)), rng.random((8, 4)),
                              np.empty(_n(4_000_000, s), np.int64)),
-             (2,), lambda p, c, labels: (((p[:, None, :] - c[None]) ** 2).sum(-1).argmin(1),)),
+             (2,), lambda p, c, labels: (_nearest(p, c),)),
+    Workload("k-means update", kmeans_update,
+             lambda rng, s: (_kmeans_points(rng, s),
+                             rng.integers(0, 8, _n(4_000_000, s)), np.empty((8, 4))),
+             (2,), lambda p, labels, c: (_centroid_means(p, labels, 8),)),
+    Workload("k-means step", kmeans_step,
+             lambda rng, s: (_kmeans_points(rng, s), rng.random((8, 4)),
+                             np.empty(_n(4_000_000, s), np.int64), np.empty((8, 4))),
+             (2, 3), lambda p, c, labels, new: (
+                 _nearest(p, c), _centroid_means(p, _nearest(p, c), 8))),
 )

@@ -106,3 +106,19 @@ def test_a_failing_peer_is_a_finding_of_the_run(tmp_path, mode, factor, failure)
     assert rows[suite.DPEX].get("wrong_results", False) == (mode == "")
     assert "steady_ms" not in rows[suite.DPEX]
     assert rows[suite.USM]["steady_ms"] > 0
+
+
+@pytest.mark.parametrize("name", ["k-means update", "k-means step",
+                                  "Jacobi 2-D over rows, 50 steps"])
+def test_the_loop_shapes_agree_with_numpy_on_every_implementation(name):
+    # issue 32's shapes: few long iterations, and a stencil over rows
+    (workload,) = (w for w in WORKLOADS if w.name == name)
+    rows = suite.run_workload(workload, SCALE, 1, dpctl.SyclQueue("opencl:cpu"), None)
+    assert {"NumPy", "numba.njit", suite.PARALLEL, suite.IN_CONTEXT, suite.USM} <= set(rows)
+    assert all(row["steady_ms"] > 0 for row in rows.values())
+
+
+def test_serial_baselines_can_be_left_out():
+    rows = suite.run_workload(TRIAD, SCALE, 1, dpctl.SyclQueue("opencl:cpu"), None,
+                              leave_out=suite.SERIAL)
+    assert set(rows) == {suite.PARALLEL, suite.IN_CONTEXT, suite.USM}
