@@ -48,6 +48,7 @@ def target_for(device: dpctl.SyclDevice | CudaDevice | str) -> Target:
         atomic64=device.has_aspect_atomic64,
         vector_lanes=vector_lanes(device),
         vectorizes_work_items=device.is_cpu,
+        cache_line_bytes=device.global_mem_cache_line_size or 64,
         reorders_loop_reductions=device.is_cpu,
     )
 

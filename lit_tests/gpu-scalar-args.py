@@ -14,6 +14,6 @@ def axpy(x, y, a):
 # CHECK-SAME: %[[Y:arg[0-9]+]]: memref<?xf64>, %{{arg[0-9]+}}: index, %[[N:arg[0-9]+]]: index)
 # CHECK: gpu.launch_func
 # CHECK-SAME: args(%[[X]] : memref<?xf64>, %[[A]] : f64, %[[Y]] : memref<?xf64>,
-# CHECK-SAME: %[[OUT]] : memref<?xf64>)
+# CHECK-SAME: %[[OUT]] : memref<?xf64>, %{{c0_[0-9]+}} : index)
 # CHECK: gpu.func @axpy_parfor0_kernel(%{{arg[0-9]+}}: memref<?xf64>, %[[KA:arg[0-9]+]]: f64,
 # CHECK: arith.mulf %[[KA]], %{{[0-9]+}} : f64

@@ -16,8 +16,9 @@ def fma(a, b, c):
 # CHECK: spirv.GlobalVariable @[[GID:__builtin__GlobalInvocationId__]] built_in("GlobalInvocationId")
 # CHECK: spirv.func @fma_parfor0_kernel(%{{arg[0-9]+}}: !spirv.ptr<f32, CrossWorkgroup>,
 # CHECK-SAME: %{{arg[0-9]+}}: !spirv.ptr<f32, CrossWorkgroup>, %{{arg[0-9]+}}: !spirv.ptr<f32, CrossWorkgroup>,
-# CHECK-SAME: %[[OUT:arg[0-9]+]]: !spirv.ptr<f32, CrossWorkgroup>)
-# CHECK: %[[I:[0-9]+]] = spirv.CompositeExtract %{{[0-9]+}}[0 : i32] : vector<3xi64>
+# CHECK-SAME: %[[OUT:arg[0-9]+]]: !spirv.ptr<f32, CrossWorkgroup>, %[[FIRST:arg[0-9]+]]: i64)
+# CHECK: %[[ID:[0-9]+]] = spirv.CompositeExtract %{{[0-9]+}}[0 : i32] : vector<3xi64>
+# CHECK-NEXT: %[[I:[0-9]+]] = spirv.IAdd %[[ID]], %[[FIRST]] : i64
 # CHECK-NOT: spirv.mlir.selection
 # CHECK: spirv.Load "CrossWorkgroup" %{{[0-9]+}} : f32
 # CHECK: spirv.FMul %{{[0-9]+}}, %{{[0-9]+}} : f32

@@ -32,7 +32,7 @@ def less(a, b):
 # CHECK-LABEL: // xpuc: function less
 # CHECK: requires #spirv.vce<v1.0, [{{.*}}Int8{{.*}}], []>
 # CHECK: spirv.func @less_parfor0_kernel(
-# CHECK-SAME: %[[OUT:arg[0-9]+]]: !spirv.ptr<i8, CrossWorkgroup>)
+# CHECK-SAME: %[[OUT:arg[0-9]+]]: !spirv.ptr<i8, CrossWorkgroup>, %{{arg[0-9]+}}: i64)
 # CHECK: %[[LT:[0-9]+]] = spirv.FOrdLessThan %{{[0-9]+}}, %{{[0-9]+}} : f64
 # CHECK-DAG: %[[ZERO:cst0_i8]] = spirv.Constant 0 : i8
 # CHECK-DAG: %[[ONE:cst1_i8]] = spirv.Constant 1 : i8

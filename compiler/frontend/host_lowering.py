@@ -91,10 +91,19 @@ def _dump(name: str, lowered: Lowered, directory: str) -> None:
                 out.write(binary)
 
 
+# the least bytes of an aligned array for which a streaming kernel's launch is
+# split in two (launch_aligned): the second launch costs a few microseconds,
+# vector accesses that straddle cache lines about a quarter of the time a
+# streaming kernel takes (1 MiB: 50 us at 20 GB/s)
+SPLIT_MIN_BYTES = 1 << 20
+# the middle launch of a split covers a multiple of this many vectors
+ALIGNED_GRANULE = 64
+
+
 class _HostEmitter:
-    def __init__(self, lowerer, kernel: ParforKernel, vector_lanes: int) -> None:
+    def __init__(self, lowerer, kernel: ParforKernel, target: Target) -> None:
         self.lowerer = lowerer
-        self.vector_lanes = vector_lanes
+        self.target = target
         self.builder = lowerer.builder
         self.context = lowerer.context
         self.kernel = kernel
@@ -234,11 +243,52 @@ class _HostEmitter:
                     holds = b.and_(holds, disjoint)
                 name = b.select(holds, self.context.insert_const_string(
                     module, choice.kernel_name), name)
-            self.call(
-                "xpuc_launch", spirv_ptr, I64(len(spirv)), I64(spirv_hash), name, slots,
-                b.bitcast(kinds, I32.as_pointer()), I32(nargs), global_range, local_range,
-                I32(ndim),
-            )
+            launch_args = (spirv_ptr, I64(len(spirv)), I64(spirv_hash), name, slots,
+                           b.bitcast(kinds, I32.as_pointer()), I32(nargs))
+            if launch.aligns is not None and ndim == 1:
+                self.launch_aligned(launch, launch_args, global_range)
+            else:
+                self.launch(launch_args, global_range, local_range, ndim)
+
+    def launch(self, launch_args: tuple[llvm.Value, ...], global_range: llvm.Value,
+               local_range: llvm.Value, ndim: int) -> None:
+        """``xpuc_launch`` of ``launch_args`` (binary, kernel name, argument
+        slots and kinds) over ``global_range`` in work-groups of
+        ``local_range`` (a null pointer: of the device runtime's choice)."""
+        self.call("xpuc_launch", *launch_args, global_range, local_range, I32(ndim))
+
+    def launch_aligned(self, launch: KernelLaunch, launch_args: tuple[llvm.Value, ...],
+                       global_range: llvm.Value) -> None:
+        """Run a streaming kernel (passes/aligned_lanes.py) over an array of
+        at least ``SPLIT_MIN_BYTES`` as three launches, each from its
+        ``first`` element: the elements before the first whose address in the
+        aligned array is on a cache line, then from that one as many as a
+        multiple of ``ALIGNED_GRANULE`` vectors, then the rest. The device's
+        vectors of work-items then start on cache lines, and it divides the
+        middle range into work-groups of whole vectors (it picks work-group
+        sizes that divide the range). Over a
+        smaller array, or one whose address is not a multiple of its element
+        size, one launch runs them all (the runtime runs nothing for a launch
+        of no work-items)."""
+        b = self.builder
+        array, element_bytes, first = launch.aligns
+        count = b.load(global_range)
+        slots = launch_args[4]
+        address = b.load(b.gep(slots, [I32(array)]))
+        line = I64(self.target.cache_line_bytes)
+        head = b.udiv(b.urem(b.sub(I64(0), address), line), I64(element_bytes))
+        granule = I64(ALIGNED_GRANULE * self.target.vector_lanes)
+        splits = b.and_(
+            b.and_(b.icmp_unsigned(">=", b.mul(count, I64(element_bytes)), I64(SPLIT_MIN_BYTES)),
+                   b.icmp_unsigned("==", b.urem(address, I64(element_bytes)), I64(0))),
+            b.icmp_unsigned("<", b.add(head, granule), count))
+        head = b.select(splits, head, I64(0))
+        rest = b.sub(count, head)
+        body = b.select(splits, b.mul(b.udiv(rest, granule), granule), rest)
+        for start, size in ((I64(0), head), (head, body), (b.add(head, body), b.sub(rest, body))):
+            b.store(size, global_range)
+            b.store(start, b.gep(slots, [I32(first)]))
+            self.launch(launch_args, global_range, llvm.Constant(I64.as_pointer(), None), 1)
 
     def runs_disjoint_copy(self, launch: KernelLaunch) -> llvm.Value:
         """Whether to launch the copy of ``launch``'s kernel that assumes its
@@ -264,7 +314,7 @@ class _HostEmitter:
         for position, var in written:
             if self.typemap[var].ndim > 0:
                 row = cgutils.unpack_tuple(b, self.array(var).shape)[-1]
-                runs = b.and_(runs, b.icmp_signed(">=", row, I64(self.vector_lanes)))
+                runs = b.and_(runs, b.icmp_signed(">=", row, I64(self.target.vector_lanes)))
             start, end = extents[position]
             for other, (other_start, other_end) in extents.items():
                 if other != position:
@@ -431,7 +481,7 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
         lowerer.lower_inst(inst)
 
     def launch() -> None:
-        emitter = _HostEmitter(lowerer, kernel, offload.target.vector_lanes)
+        emitter = _HostEmitter(lowerer, kernel, offload.target)
         emitter.check_sizes()
         emitter.run_plan(lowered.plan, emitter.param_values(), lowered.binary, kernel.ndim)
         emitter.copy_back()

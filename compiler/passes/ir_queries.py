@@ -1,9 +1,11 @@
 """Queries of MLIR modules that the passes share: walking ops, reading
-constants and symbols, copying a kernel."""
+constants and symbols, copying a kernel, adding arguments to a kernel and its
+launches."""
 
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import gpu
 
 # the ops a kernel's loops are by the gpu stage (scf.parallel is mapped to work-items)
 LOOP_OPS = ("scf.for", "scf.while")
@@ -92,3 +94,28 @@ def copy_kernel(kernel: ir.Operation, name: str) -> ir.Operation:
     copy = kernel.clone(ir.InsertionPoint.after(kernel))
     copy.attributes["sym_name"] = ir.StringAttr.get(name)
     return copy
+
+
+def add_index_arguments(kernel: ir.Operation, count: int) -> list[ir.Value]:
+    """``count`` new last arguments of ``kernel``, of type index."""
+    entry = kernel.regions[0].blocks[0]
+    index = ir.IndexType.get()
+    with kernel.location:
+        added = [entry.add_argument(index, kernel.location) for _ in range(count)]
+        function_type = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+        kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [*function_type.inputs, *(index for _ in added)], function_type.results))
+    return added
+
+
+def add_launch_operands(launch: ir.Operation, operands: list[ir.Value]) -> None:
+    """Replace ``launch`` with the same launch passing ``operands`` after its
+    kernel operands."""
+    view = launch.opview
+    with launch.location, ir.InsertionPoint(launch):
+        gpu.LaunchFuncOp(
+            ir.SymbolRefAttr(launch.attributes["kernel"]).value,
+            (view.gridSizeX, view.gridSizeY, view.gridSizeZ),
+            (view.blockSizeX, view.blockSizeY, view.blockSizeZ),
+            kernel_operands=[*view.kernelOperands, *operands])
+    launch.erase()

@@ -17,6 +17,7 @@ from mlir import ir
 
 from ..abi import ArgKind
 from ..errors import XpucError
+from .aligned_lanes import aligns
 from .disjoint import disjoint_variant, written_arguments
 from .ir_queries import integer_constant, ops_named, symbol_name
 from .unswitch import unit_variant
@@ -62,6 +63,9 @@ class KernelLaunch:
     # GPU's reduction work-groups), which the launch passes as its local
     # range; else it is a range of work-items, blocked as the runtime picks
     own_blocks: bool = False
+    # a streaming kernel's (aligned_lanes.py): the position in args of the array
+    # its vectors align to, that array's element bytes, the position of ``first``
+    aligns: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +238,7 @@ def read_launch_plan(module: ir.Module) -> LaunchPlan:
                 choices=_choices(kernel_func, kernels),
                 written=tuple(written_arguments(kernel_func)),
                 own_blocks=not is_range_launch(op),
+                aligns=aligns(kernel_func),
             ))
             continue
         ops.append(_host_op(op, tuple(numbers[v] for v in op.operands)))

@@ -11,7 +11,15 @@ from mlir.dialects import arith, gpu, llvm, memref, scf
 
 from ..abi import MAX_WORK_ITEMS
 from .disjoint import disjoint_variant
-from .ir_queries import defining_op, integer_constant, is_within, ops_named, symbol_name
+from .ir_queries import (
+    add_index_arguments,
+    add_launch_operands,
+    defining_op,
+    integer_constant,
+    is_within,
+    ops_named,
+    symbol_name,
+)
 from .launch_plan import is_range_launch
 from .unswitch import unit_variant
 
@@ -47,7 +55,7 @@ def guard_range_tails(module: ir.Module) -> None:
         for kernel in _launched_copies(kernels[name], kernels):
             _guard_kernel(kernel, extents, passed)
         if passed:
-            _add_launch_operands(launch, passed)
+            add_launch_operands(launch, passed)
 
 
 def _launched_copies(kernel: ir.Operation, kernels: dict[str, ir.Operation]
@@ -67,22 +75,10 @@ def _guard_kernel(kernel: ir.Operation, extents: list[ir.Value], passed: list[ir
     for attribute in _LAUNCH_SHAPE_ATTRIBUTES:
         if attribute in kernel.attributes:
             del kernel.attributes[attribute]
-    arguments = dict(zip(passed, _add_index_arguments(kernel, len(passed))))
+    arguments = dict(zip(passed, add_index_arguments(kernel, len(passed))))
     _guard_body(kernel, [None if integer_constant(extent) == 1
                          else arguments.get(extent, integer_constant(extent))
                          for extent in extents])
-
-
-def _add_index_arguments(kernel: ir.Operation, count: int) -> list[ir.Value]:
-    """``count`` new last arguments of ``kernel``, of type index."""
-    entry = kernel.regions[0].blocks[0]
-    index = ir.IndexType.get()
-    with kernel.location:
-        added = [entry.add_argument(index, kernel.location) for _ in range(count)]
-        function_type = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
-        kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [*function_type.inputs, *(index for _ in added)], function_type.results))
-    return added
 
 
 def _guard_body(kernel: ir.Operation, limits: list[ir.Value | int | None]) -> None:
@@ -123,7 +119,7 @@ def guard_kernel_ranges(module: ir.Module) -> None:
     holds for every work-item. ``get_global_size`` (the frontend's
     ``grid_dim * block_dim``, the SPIR-V meaning) becomes the extent."""
     for kernel in ops_named(module.operation, "gpu.func"):
-        extents = _add_index_arguments(kernel, len(_DIMENSIONS))
+        extents = add_index_arguments(kernel, len(_DIMENSIONS))
         for product in ops_named(kernel, "arith.muli"):
             dimension = _grid_size_dimension(product)
             if dimension is not None:
@@ -144,19 +140,6 @@ def _grid_size_dimension(product: ir.Operation) -> int | None:
     if len(sources) != 2 or len(set(sources.values())) != 1:
         return None
     return [f"#gpu<dim {name}>" for name in _DIMENSIONS].index(sources["gpu.grid_dim"])
-
-
-def _add_launch_operands(launch: ir.Operation, operands: list[ir.Value]) -> None:
-    """Replace ``launch`` with the same launch passing ``operands`` after its
-    kernel operands."""
-    view = launch.opview
-    with launch.location, ir.InsertionPoint(launch):
-        gpu.LaunchFuncOp(
-            ir.SymbolRefAttr(launch.attributes["kernel"]).value,
-            (view.gridSizeX, view.gridSizeY, view.gridSizeZ),
-            (view.blockSizeX, view.blockSizeY, view.blockSizeZ),
-            kernel_operands=[*view.kernelOperands, *operands])
-    launch.erase()
 
 
 def private_arrays_in_default_memory(module: ir.Module) -> None:

@@ -41,6 +41,7 @@ from mlir.dialects import gpu
 
 from ..errors import UnsupportedError, XpucError
 from . import (
+    aligned_lanes,
     counted_loops,
     disjoint,
     gpu_rewrites,
@@ -207,6 +208,9 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     counted_loops.to_for_loops(module)
     compiler.run(module, pipelines.RANGES)
     gpu_rewrites.merge_gpu_modules(module)
+    if target.vectorizes_work_items:
+        # after RANGES, which proved the subscripts' facts from the ids' bounds
+        aligned_lanes.offset_streaming_ids(module)
     unswitch.split_on_unit_arguments(module)
     lane_strides.mark_row_walks(module)
     if target.vectorizes_work_items:

@@ -34,6 +34,9 @@ class Target:
     # whether the device's compiler runs neighbouring work-items in the lanes
     # of one vector (a CPU device; a GPU runs each work-item in a lane of its own)
     vectorizes_work_items: bool = False
+    # the device's cache line, on which vectors of work-items that stream an
+    # array start (aligned_lanes.py)
+    cache_line_bytes: int = 64
     # whether the device's compiler reorders a float sum or product carried by
     # a kernel's loop when it vectorizes the loop (see ordered_reductions.py)
     reorders_loop_reductions: bool = False
