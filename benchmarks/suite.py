@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import ctypes
 import functools
 import json
 import os
@@ -351,12 +352,14 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     one_parfor(tiny_usm)
     ((name, spirv),) = one_parfor.inspect_spirv().items()
     parfor_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
-    assert parfor_kernel.num_args == 1, "the one-parfor kernel takes the array alone"
+    # the array, and the element its work-items start from (passes/aligned_lanes.py)
+    assert parfor_kernel.num_args == 2, "the one-parfor kernel takes the array and its first"
     one_usm, many_usm = "xpuc call, 1 parfor, USM", f"xpuc call, {PARFORS_IN_MANY} parfors, USM"
     kernel_usm = "xpuc explicit kernel k[1](a), USM (the 1-parfor call's work)"
     runs = {BARRIER: lambda: queue.submit_barrier().wait(),
             EMPTY_KERNEL: lambda: queue.submit(empty_kernel, [], [1]).wait(),
-            PARFOR_KERNEL: lambda: queue.submit(parfor_kernel, [tiny_usm.usm_data], [1]).wait(),
+            PARFOR_KERNEL: lambda: queue.submit(
+                parfor_kernel, [tiny_usm.usm_data, ctypes.c_int64(0)], [1]).wait(),
             one_usm: lambda: one_parfor(tiny_usm),
             NUMPY_LAUNCHED: lambda: one_parfor(tiny_numpy),
             NUMPY_ON_HOST: lambda: one_parfor(tiny_numpy),

@@ -33,7 +33,7 @@ def launch_sizes(capfd, call) -> list[int]:
         offload(call)
     finally:
         xpuc.runtime.trace_launches(False)
-    return [int(line.rsplit("(", 1)[1].rstrip("))")) for line in capfd.readouterr().err.splitlines()
+    return [int(line.rsplit("(", 1)[1].rstrip(")")) for line in capfd.readouterr().err.splitlines()
             if line.startswith("xpuc: launched kernel")]
 
 
