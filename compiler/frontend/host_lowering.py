@@ -92,7 +92,7 @@ def _dump(name: str, lowered: Lowered, directory: str) -> None:
 
 
 # the least bytes of an aligned array for which a streaming kernel's launch is
-# split in two (launch_aligned): the second launch costs a few microseconds,
+# split in three (launch_aligned): each extra launch costs a few microseconds,
 # vector accesses that straddle cache lines about a quarter of the time a
 # streaming kernel takes (1 MiB: 50 us at 20 GB/s)
 SPLIT_MIN_BYTES = 1 << 20

@@ -12,9 +12,10 @@ ran 43 ms where the same arrays copied to 64-byte-aligned memory ran 32 ms
 So a streaming kernel (one dimension, its global id used only as the whole
 index of one-dimensional accesses to its arrays) takes a new last argument,
 ``first``, and handles element ``global id + first``. The host launches it
-twice when its arrays are large and their start is off a cache line: the
-elements before the first aligned one with ``first = 0``, then the rest with
-``first`` at that element, whose vectors then start on cache lines. The
+in three parts when its arrays are large and their start is off a cache line
+(``host_lowering.launch_aligned``): the elements before the first aligned one
+with ``first = 0``, then whole vectors from that element, whose vectors then
+start on cache lines, then the rest. The
 launch plan names the argument and the array it aligns to
 (``launch_plan.KernelLaunch.aligns``).
 """
