@@ -203,3 +203,36 @@ def test_dot_of_numpy_arrays_in_a_context_checks_shapes(queue):
     np.testing.assert_array_equal(result, np.dot(m, w))
     with pytest.raises(ValueError, match=r"incompatible array sizes .*\(matrix \* vector\)"):
         in_context(dot, m, w[:3].copy(), queue=queue)
+
+
+@pytest.mark.parametrize("reduce", [lambda a: np.min(a), lambda a: np.max(a),
+                                    lambda a: np.amin(a), lambda a: np.amax(a),
+                                    lambda a: a.min(), lambda a: a.max()])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_min_and_max_of_an_array_holding_a_nan_are_nan(reduce, dtype):
+    """NumPy's (and Numba's serial) answer; Numba's parallel loop of Python's
+    min never lets the NaN win (it gave 0.0 here)."""
+    a = np.arange(1000, dtype=dtype)
+    a[500] = np.nan
+    grid = np.arange(60, dtype=dtype).reshape(6, 10)
+    grid[4, 7] = np.nan
+    f = xpuc.jit(reduce)
+    with xpuc.device_context(QUEUE_DEVICE):
+        assert np.isnan(f(a))
+        assert np.isnan(f(grid))
+        assert np.isnan(f(grid.T))
+        assert f(a[:500]) == reduce(a[:500])  # no NaN: the extreme itself
+        assert f(grid[:4].T) == reduce(grid[:4])
+        with pytest.raises(ValueError):
+            f(a[:0])
+
+
+def test_min_of_integers_and_of_usm_arrays_with_a_nan():
+    dpnp = pytest.importorskip("dpnp")
+    ints = np.arange(-5, 100, dtype=np.int64)
+    f = xpuc.jit(lambda a: np.min(a))
+    with xpuc.device_context(QUEUE_DEVICE):
+        assert f(ints) == -5
+    a = np.linspace(0, 1, 333)
+    a[100] = np.nan
+    assert np.isnan(float(f(dpnp.asarray(a, usm_type="device"))))

@@ -39,7 +39,7 @@ from .float32_typing import PythonFloatsAsFloat32, WeakIntLiterals
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 from .inplace_operators import InplaceArrayOperators
-from .numpy_functions import checked_dot_parallel_impl
+from .numpy_functions import checked_dot_parallel_impl, max_parallel_impl, min_parallel_impl
 from .size_check_messages import NameSizeChecks, RecordArrayDefinitions
 from .user_locations import LocateInlinedCalls, RelocateLibraryCode, TagCallSites
 
@@ -81,9 +81,12 @@ class NativeOffloadLowering(NativeParforLowering):
 
 
 # The NumPy functions the parfor pass replaces with parallel loops: Numba's,
-# with np.dot's checking the shapes (Numba's reads past the shorter vector).
+# with np.dot's checking the shapes (Numba's reads past the shorter vector)
+# and np.min's and np.max's returning NaN where an element is (Numba's never do).
 PARALLEL_REPLACEMENTS = {**parfor.swap_functions_map,
-                         ("dot", "numpy"): checked_dot_parallel_impl}
+                         ("dot", "numpy"): checked_dot_parallel_impl,
+                         ("min", "numpy"): min_parallel_impl, ("amin", "numpy"): min_parallel_impl,
+                         ("max", "numpy"): max_parallel_impl, ("amax", "numpy"): max_parallel_impl}
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
