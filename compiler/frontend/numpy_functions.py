@@ -384,49 +384,37 @@ def checked_dot_parallel_impl(return_type, a, b):
 # NumPy's (and Numba's serial np.min) is NaN. Offload builds count the NaNs
 # in the same loop and return NaN where there is one.
 
-def _nan_propagating(numba_impl, nan_propagating):
-    """The parallel implementation of an array's min or max that the parfor
-    pass inlines: for a float array, ``nan_propagating(nan)``; else Numba's
-    ``numba_impl``. (The loop calls what it calls through globals: the
-    parfor pass's diagnostics fail on a call of a closure variable.)"""
-
+def _nan_propagating(numba_impl, sign: float):
+    """The parallel implementation of an array's min (``sign`` 1) or max
+    (``sign`` -1: the minimum of the negated elements, negated) that the
+    parfor pass inlines: for a float array, NaN where an element is NaN;
+    Numba's ``numba_impl`` for others. (What the loop calls it reaches
+    through globals: the parfor pass's diagnostics fail on a call of a
+    closure variable.)"""
     def implementation(return_type, arg):
         if arg.ndim == 0 or not isinstance(arg.dtype, types.Float):
             return numba_impl(return_type, arg)
-        return nan_propagating(np.full(1, np.nan, numpy_support.as_dtype(arg.dtype))[0])
+        nan, largest, direction = np.array([np.nan, np.inf, sign],
+                                           numpy_support.as_dtype(arg.dtype))
+
+        def extreme(in_arr):
+            if direction > 0:  # NumPy's error for an empty array, naming the operation
+                numba.parfors.parfor.min_checker(in_arr.size)
+            else:
+                numba.parfors.parfor.max_checker(in_arr.size)
+            numba.parfors.parfor.init_prange()
+            value = largest
+            nans = 0
+            for i in numba.pndindex(in_arr.shape):
+                x = direction * in_arr[i]
+                value = min(value, x)
+                nans += x != x
+            return nan if nans else direction * value
+
+        return extreme
 
     return implementation
 
 
-def _minimum_or_nan(nan):
-    def array_min(in_arr):
-        numba.parfors.parfor.init_prange()
-        numba.parfors.parfor.min_checker(in_arr.size)
-        value = numba.parfors.parfor.get_type_max_value(in_arr.dtype)
-        nans = 0
-        for i in numba.pndindex(in_arr.shape):
-            x = in_arr[i]
-            value = min(value, x)
-            nans += x != x
-        return nan if nans else value
-
-    return array_min
-
-
-def _maximum_or_nan(nan):
-    def array_max(in_arr):
-        numba.parfors.parfor.init_prange()
-        numba.parfors.parfor.max_checker(in_arr.size)
-        value = numba.parfors.parfor.get_type_min_value(in_arr.dtype)
-        nans = 0
-        for i in numba.pndindex(in_arr.shape):
-            x = in_arr[i]
-            value = max(value, x)
-            nans += x != x
-        return nan if nans else value
-
-    return array_max
-
-
-min_parallel_impl = _nan_propagating(numba.parfors.parfor.min_parallel_impl, _minimum_or_nan)
-max_parallel_impl = _nan_propagating(numba.parfors.parfor.max_parallel_impl, _maximum_or_nan)
+min_parallel_impl = _nan_propagating(numba.parfors.parfor.min_parallel_impl, 1.0)
+max_parallel_impl = _nan_propagating(numba.parfors.parfor.max_parallel_impl, -1.0)
