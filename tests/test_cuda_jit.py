@@ -60,6 +60,22 @@ def test_numpy_arrays_in_a_cuda_device_context_are_computed_there(n, monkeypatch
     np.testing.assert_allclose(total, (a * b - 1.0).sum(), rtol=1e-12)
 
 
+@xpuc.kernel
+def _block_sizes(out):
+    out[xpuc.get_global_id(0)] = xpuc.get_local_size(0)
+
+
+@cuda
+def test_the_runtime_picks_blocks_of_at_most_256_threads():
+    """A range the runtime divides into blocks: the occupancy calculator
+    would give such a small kernel 1024 threads, which leave SMs idle while
+    the last blocks drain; the runtime keeps to 256."""
+    out = np.zeros(1 << 20, dtype=np.int64)
+    with xpuc.device_context("cuda:0"):
+        _block_sizes[out.size](out)
+    assert set(np.unique(out)) == {256}
+
+
 @cuda
 def test_cuda_names_its_first_device():
     with xpuc.device_context("cuda") as queue:
