@@ -2,7 +2,8 @@
 # GPU's shape. The launch is blocks of 256 threads, 8 blocks for each of the
 # 132 SMs of an H100 (the kernel's own blocks, not a range the runtime cuts
 # up); each thread adds a grid-strided share of the iterations (step 1056 *
-# 256), each warp halves its 32 results with shuffles down (a float64 moved
+# 256), four at a step while four remain (their loads in flight together),
+# then one at a step; each warp halves its 32 results with shuffles down (a float64 moved
 # as two 32-bit halves), the first thread of each warp leaves the warp's
 # result in shared memory (8 of them), and after the barrier thread 0 adds
 # the 8 and stores one partial result per block for the host.
@@ -26,7 +27,12 @@ def total(a):
 # GPU-SAME: known_block_size = array<i32: 256, 1, 1>
 # GPU: %[[BLOCK:block_id_x]] = gpu.block_id x
 # GPU: %[[THREAD:thread_id_x]] = gpu.thread_id x
-# GPU: scf.for %{{.*}} = %{{[0-9]+}} to %{{[0-9]+}} step %c270336
+# GPU: scf.for %{{.*}} = %{{[0-9]+}} to %{{[0-9]+}} step %c1081344
+# GPU-COUNT-4: memref.load %{{arg[0-9]+}}[%{{[a-z0-9]+}}] : memref<?xf64>
+# GPU: scf.yield
+# GPU-NEXT: }
+# GPU-NEXT: scf.for %{{.*}} = %{{[0-9]+}} to %{{[0-9]+}} step %c270336
+# GPU-NEXT: memref.load %{{arg[0-9]+}}[%{{[a-z0-9]+}}] : memref<?xf64>
 # GPU: gpu.shuffle down %{{[0-9]+}}, %c16_i32, %c32_i32 : f64
 # GPU: gpu.shuffle down %{{[0-9]+}}, %c1_i32, %c32_i32 : f64
 # GPU: gpu.barrier

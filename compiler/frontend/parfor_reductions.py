@@ -74,6 +74,13 @@ class Reduction:
 # others waited their turn (also about half).
 REDUCTION_WORK_ITEMS = 4096
 
+# iterations a work-item of a work-group layout (a GPU) runs in one step of
+# its strided loop: their loads are independent, so all are in flight at
+# once. One at a time (the step's sum is chained to the next), a sum of
+# squares over 80M floats on an H100 had a load per thread in flight and ran
+# at 36% of the copy bandwidth (float64: 49%).
+GROUP_STEPS_IN_FLIGHT = 4
+
 
 @dataclass(frozen=True)
 class ReductionLayout:
@@ -470,10 +477,27 @@ def reduction_loop(b: Builder, body: str, operands: list[tuple[str, str]],
         memory (``buffers``); it stores the work-group's at ``group``."""
         size = b.index_constant(layout.group_size)
         first = arith.binary(b, "arith.addi", arith.binary(b, "arith.muli", group, size), item)
-        final = loop(first, iteration_count(b, bounds), initial,
-                     lambda flat, state: iteration(
-                         flat, state, replaced, delinearize(b, flat, bounds) if nested else []),
-                     b.index_constant(layout.group_size * layout.groups))
+        total = iteration_count(b, bounds)
+        stride = layout.group_size * layout.groups
+
+        def step(flat: Value, state: list[Value]) -> list[Value]:
+            return iteration(flat, state, replaced,
+                             delinearize(b, flat, bounds) if nested else [])
+
+        def steps(flat: Value, state: list[Value]) -> list[Value]:
+            for k in range(GROUP_STEPS_IN_FLIGHT):
+                state = step(flat if k == 0 else arith.binary(
+                    b, "arith.addi", flat, b.index_constant(k * stride)), state)
+            return state
+
+        # the work-item's share in runs of GROUP_STEPS_IN_FLIGHT iterations,
+        # then the rest one by one: the same iterations in the same order
+        run = b.index_constant(GROUP_STEPS_IN_FLIGHT * stride)
+        share = arith.binary(b, "arith.subi", arith.binary(b, "arith.maxui", total, first), first)
+        runs_end = arith.binary(b, "arith.addi", first, arith.binary(
+            b, "arith.muli", arith.binary(b, "arith.divui", share, run), run))
+        final = loop(runs_end, total, loop(first, runs_end, initial, steps, run), step,
+                     b.index_constant(stride))
         values = finished(final)
         offset = lane_count // 2
         while offset:
