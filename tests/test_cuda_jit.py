@@ -77,6 +77,19 @@ def test_the_runtime_picks_blocks_of_at_most_256_threads():
 
 
 @cuda
+def test_a_small_range_gets_smaller_blocks_that_reach_every_sm():
+    """4096 work-items in blocks of 256 would run on 16 SMs: the runtime
+    gives each block the SMs' share of the range in whole warps (at least
+    one), so that the blocks spread over every SM (an H100's 132: 32 threads)."""
+    multiprocessors = cuda_runtime.CudaDevice.open(0).multiprocessors
+    out = np.zeros(4096, dtype=np.int64)
+    with xpuc.device_context("cuda:0"):
+        _block_sizes[out.size](out)
+    share = -(-out.size // multiprocessors)
+    assert set(np.unique(out)) == {max(32, -(-share // 32) * 32)}
+
+
+@cuda
 def test_cuda_names_its_first_device():
     with xpuc.device_context("cuda") as queue:
         assert queue is xpuc.get_current_queue()

@@ -56,8 +56,9 @@ int xpuc_cuda_synchronize(xpuc_cuda_device *device);
 /* Loads (once per process per device and PTX hash) the PTX module and runs
  * its kernel `kernel_name` over `global` work-items (x, y, z), and waits.
  * local all zero (or NULL) leaves the block to the runtime: the driver's
- * occupancy calculator's size for the kernel, at most 256 threads, the grid
- * rounded up to whole blocks (xpuc's parfor kernels return at once past
+ * occupancy calculator's size for the kernel, at most 256 threads (fewer,
+ * in whole warps, where that gives a small range a block on every SM), the
+ * grid rounded up to whole blocks (xpuc's parfor kernels return at once past
  * their range); else each global size must be a multiple of its local size. */
 int xpuc_cuda_launch(xpuc_cuda_device *device, const void *ptx, int64_t ptx_len,
                      uint64_t ptx_hash, const char *kernel_name, const uint64_t *arg_slots,
