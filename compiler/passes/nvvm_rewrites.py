@@ -200,6 +200,22 @@ def _static(value_type: ir.Type) -> ir.Type:
                              memory_space=value_type.memory_space)
 
 
+# NVPTX's 64-bit data layout, as LLVM's NVPTX target gives it
+_NVPTX_DATA_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+
+
+def nvptx_data_layout(module: ir.Module) -> None:
+    """Give each gpu.module NVPTX's data layout, which the translation to
+    LLVM IR reads the alignment of each load and store without one from.
+    Without it the translation takes LLVM's default layout, where an i64 is
+    4-byte aligned, and each int64 element became two 32-bit accesses
+    (``st.global.b32`` twice for a k-means label); gpu-module-to-binary sets
+    the target's layout only after the translation."""
+    layout = ir.StringAttr.get(_NVPTX_DATA_LAYOUT)
+    for gpu_module in ops_named(module.operation, "gpu.module"):
+        gpu_module.attributes["llvm.data_layout"] = layout
+
+
 def exact_square_roots(module: ir.Module) -> None:
     """Make each call of libdevice's float32 square root LLVM's sqrt
     intrinsic (``sqrt.rn.f32``, correctly rounded, as NumPy's).

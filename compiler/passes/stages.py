@@ -319,6 +319,7 @@ def _lower_to_nvvm(module: ir.Module) -> None:
     _compiler().run(module, pipelines.TO_NVVM)
     nvvm_rewrites.exact_square_roots(module)
     _compiler().run(module, pipelines.NVVM_TO_LLVM)
+    nvvm_rewrites.nvptx_data_layout(module)
 
 
 def _to_ptx(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
