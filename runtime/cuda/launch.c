@@ -23,9 +23,6 @@ static int launch_failed(int status, xpuc_cuda_device *device, const char *name,
                 format_sizes(ltext, sizeof ltext, local, ndim));
 }
 
-/* The block the runtime picks for a range: the occupancy calculator's size
- * for the kernel, filled along x first (a small x, as a reduction's lanes,
- * leaves the rest to y, then z). */
 /* The largest block the runtime picks: the occupancy calculator's size for
  * the most threads per SM is often 1024 (two blocks fill an SM), and a grid
  * of such blocks leaves SMs idle while the last blocks drain: on an H100 a
@@ -51,6 +48,9 @@ static int spread_block(int block_size, int64_t items, int32_t multiprocessors)
     return spread < block_size ? (int)spread : block_size;
 }
 
+/* The block the runtime picks for a range: the occupancy calculator's size
+ * for the kernel, filled along x first (a small x, as a reduction's lanes,
+ * leaves the rest to y, then z). */
 static void pick_block(int block_size, const int64_t *global, int32_t ndim, int64_t *block)
 {
     int64_t room = block_size;
