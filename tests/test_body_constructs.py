@@ -435,6 +435,152 @@ def test_product_of_a_product_is_refused_naming_it():
         "computes only where they are read) in a parfor body")
 
 
+# ---- arrays made in a body of a size known when running -------------------------
+
+
+def convolution(input, weights):  # dpbench's conv2d and lenet
+    K = weights.shape[0]
+    N = input.shape[0]
+    H_out = input.shape[1] - K + 1
+    W_out = input.shape[2] - K + 1
+    C_in = input.shape[3]
+    C_out = weights.shape[3]
+    output = np.empty((N, H_out, W_out, C_out), dtype=np.float32)
+    for i in numba.prange(H_out):
+        for j in numba.prange(W_out):
+            inp = input[:, i:i + K, j:j + K, :].copy()
+            output[:, i, j, :] = np.sum(np.sum(np.sum(
+                np.reshape(inp, (N, K, K, C_in, 1)) * np.reshape(weights, (1, K, K, C_in, C_out)),
+                axis=1), axis=1), axis=1)
+    return output
+
+
+def test_copy_reshape_broadcast_and_sums_along_axes_in_a_body():
+    """conv2d's window: ``.copy()`` of a view, ``np.reshape``, a broadcasting
+    product and ``np.sum(..., axis=1)`` three times, none of them held in
+    memory, each element computed where the slice store reads it."""
+    rng = np.random.default_rng(5)
+    check_offloaded(convolution, rng.random((2, 7, 6, 3), dtype=np.float32),
+                    rng.random((3, 3, 3, 4), dtype=np.float32), inputs="numpy", rtol=1e-5)
+
+
+def test_sum_along_an_axis_of_dpnp_arrays_in_a_body_is_refused_at_its_line():
+    """On USM arrays, ``np.sum(x, axis=k)`` is xpuc's parallel loop, inlined
+    (numpy_functions.py), which a body cannot run: refused at the user's line."""
+    rng = np.random.default_rng(5)
+    values = [dpnp.asarray(rng.random(shape, dtype=np.float32), device=DEVICE)
+              for shape in ((2, 7, 6, 3), (3, 3, 3, 4))]
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        xpuc.jit(convolution)(*values)
+    line = convolution.__code__.co_firstlineno + 11
+    assert str(refusal.value).startswith(f"{__file__}:{line}: np.sum(...) cannot be offloaded")
+
+
+def symmetric_update(alpha, beta, C, A, B):  # dpbench's symm
+    temp2 = np.empty((C.shape[1],), dtype=C.dtype)
+    C *= beta
+    for i in range(C.shape[0]):
+        for j in numba.prange(C.shape[1]):
+            C[:i, j] += alpha * B[i, j] * A[i, :i]
+            temp2[j] = B[:i, j] @ A[i, :i]
+        C[i, :] += alpha * B[i, :] * A[i, i] + alpha * temp2
+    return C
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_in_place_update_of_a_slice_with_an_array_expression(inputs):
+    """``C[:i, j] += alpha * B[i, j] * A[i, :i]``: the array expression of a
+    view (a run-time length) computed where the update reads it."""
+    rng = np.random.default_rng(6)
+    check_offloaded(symmetric_update, 1.5, 1.2, rng.random((7, 5)), rng.random((7, 7)),
+                    rng.random((7, 5)), inputs=inputs)
+
+
+def radial_means(data, radius, npt):  # dpbench's azimint_naive
+    rmax = radius.max()
+    res = np.zeros(npt, dtype=np.float64)
+    for i in numba.prange(npt):
+        r1 = rmax * i / npt
+        r2 = rmax * (i + 1) / npt
+        mask_r12 = np.logical_and((r1 <= radius), (radius < r2))
+        values_r12 = data[mask_r12]
+        res[i] = values_r12.mean()
+    return res
+
+
+def masked_sums_and_counts(x, limits, out):
+    for i in numba.prange(limits.shape[0]):
+        chosen = x[x < limits[i]]
+        out[i, 0] = np.sum(chosen)
+        out[i, 1] = chosen.size
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_boolean_mask_gathers_reduced_in_a_body(inputs):
+    """``data[mask].mean()``, ``np.sum(x[mask])`` and ``.size``: loops over
+    the mask's elements, skipping where it is false, nothing gathered."""
+    rng = np.random.default_rng(7)
+    check_offloaded(radial_means, rng.random(500), rng.random(500), 9, inputs=inputs)
+    check_offloaded(masked_sums_and_counts, rng.random(300), np.linspace(0.0, 1.0, 6),
+                    np.zeros((6, 2)), inputs=inputs)
+
+
+def copied_rows(x, out):
+    for i in numba.prange(x.shape[0]):
+        row = x[i].copy()
+        doubled = row * 2.0
+        out[i] = np.sum(doubled) + doubled[0] + row.shape[0]
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_copy_and_array_expression_of_a_row_read_where_used(inputs):
+    check_offloaded(copied_rows, np.arange(20.0).reshape(4, 5), np.zeros(4), inputs=inputs)
+
+
+def copy_of_a_written_array(x, out):
+    for i in numba.prange(x.shape[0]):
+        row = x[i].copy()
+        x[i, 0] = 5.0
+        out[i] = np.sum(row)
+    return out
+
+
+def mask_read_at_an_element(x, out):
+    for i in numba.prange(out.shape[0]):
+        out[i] = x[x > i][0]
+    return out
+
+
+def reshape_to_an_unknown_extent(x, out):
+    for i in numba.prange(x.shape[0]):
+        out[i] = np.sum(np.reshape(x[i].copy(), (-1, 2)), axis=0)[0]
+    return out
+
+
+def test_body_arrays_that_cannot_be_computed_where_read_are_refused_by_name():
+    with xpuc.device_context(DEVICE):
+        with pytest.raises(xpuc.UnsupportedError) as refusal:
+            xpuc.jit(copy_of_a_written_array)(np.ones((3, 4)), np.zeros(3))
+        line = copy_of_a_written_array.__code__.co_firstlineno + 2
+        assert str(refusal.value) == (
+            f"{__file__}:{line}: .copy() of 'x' in a parfor body: xpuc copies only real arrays "
+            "from outside the loop that it does not write")
+        with pytest.raises(xpuc.UnsupportedError) as refusal:
+            xpuc.jit(mask_read_at_an_element)(np.arange(5.0), np.zeros(3))
+        line = mask_read_at_an_element.__code__.co_firstlineno + 2
+        assert str(refusal.value).startswith(
+            f"{__file__}:{line}: 'x[...]', an array indexed with a boolean array, used in a "
+            "parfor body otherwise than by a loop over its elements")
+        with pytest.raises(xpuc.UnsupportedError) as refusal:
+            xpuc.jit(reshape_to_an_unknown_extent)(np.ones((3, 8)), np.zeros(3))
+        line = reshape_to_an_unknown_extent.__code__.co_firstlineno + 2
+        assert str(refusal.value) == (
+            f"{__file__}:{line}: reshape in a parfor body to anything but a shape of integers "
+            "that are not negative")
+
+
 # ---- complex functions -------------------------------------------------------------
 
 

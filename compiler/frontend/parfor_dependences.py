@@ -88,6 +88,30 @@ def check_loop_carried(t: Translation) -> None:
             "must index one dimension by the same item the iteration owns (the loop's index)")
 
 
+def written_arrays(t: Translation) -> set[str]:
+    """The arrays from outside the body that ``t``'s parfor body writes (a
+    store, a slice store, an in-place operator on a view), and the arrays the
+    body makes that it stores into."""
+    if t.written is None:
+        t.written = {array for stmt, _ in body_statements(t.parfor)
+                     if (array := array_written(t, stmt)) is not None}
+    return t.written
+
+
+def array_written(t: Translation, stmt: ir.Stmt) -> str | None:
+    """The array ``stmt`` writes (through a view too), if any."""
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        written = stmt.target
+    elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and \
+            stmt.value.op == "inplace_binop" and \
+            isinstance(t.typemap[stmt.value.lhs.name], types.Array):  # v += x of a view v
+        written = stmt.value.lhs
+    else:
+        return None
+    base = _base(t, written)
+    return base[0] if base is not None else root_variable(t, written).name
+
+
 def _accesses(t: Translation, ownership: IterationOwnership,
               stmt: ir.Stmt) -> list[tuple[str, _Access]]:
     """The accesses ``stmt`` makes to arrays from outside the body."""

@@ -174,6 +174,28 @@ class ComputedArray:
     dtype: ScalarType
     element: Callable[[list[Value]], Value]
     origins: tuple[object, ...]
+    # the extents as the body's variables hold them (before their cast to
+    # index values), which size checks compare; None where the body has none
+    sizes: tuple[Value, ...] | None = None
+
+
+@dataclass(frozen=True)
+class MaskedArray:
+    """``x[mask]`` of a vector ``x`` at a vector of booleans ``mask`` (an
+    array or a ComputedArray): the elements of ``x`` where ``mask`` holds,
+    which no memory holds either. A loop over its elements runs over the
+    mask's, skipping those it does not hold (rules/computed_arrays.py)."""
+
+    source: ArrayValue | ComputedArray
+    mask: ArrayValue | ComputedArray
+
+
+@dataclass(frozen=True)
+class ArrayMethod:
+    """``x.copy`` / ``x.reshape`` before its call: the array it is of."""
+
+    array: ArrayValue | ComputedArray
+    name: str
 
 
 @dataclass(frozen=True)
@@ -272,6 +294,12 @@ class Translation:
     # that several iterations may share (parfor_updates.py), by setitem
     shared_updates: dict[ir.Stmt, SharedUpdate] = field(default_factory=dict)
     size_checks: list[SizeCheck] = field(default_factory=list)  # for the host, before launch
+    # the arrays the body writes (parfor_dependences.written_arrays), once found
+    written: set[str] | None = None
+    # translating inside an scf region (an element computed where read): the
+    # scalars defined there stay SSA values, with no slot, which mem2reg
+    # could not promote from a nested region
+    in_region: bool = False
 
     def rule_for_call(self, key: object) -> CallRule | None:
         """The rule of a call to ``key``: a parfor body sees CALL_RULES only."""
@@ -311,11 +339,12 @@ class Translation:
             held = as_complex(self.b, held, self._part_types(var)[0])
         if isinstance(held, Value):
             held = arith.cast(self.b, held, self.typed(var))
-            self._store(var.name, held)
+            if not self.in_region:
+                self._store(var.name, held)
         elif isinstance(held, (IndexValuePair, Complex)):
             held = type(held)(*(arith.cast(self.b, getattr(held, part), ty) for part, ty in
                                 zip(held.PARTS, self._part_types(var))))
-            for part in held.PARTS:
+            for part in held.PARTS * (not self.in_region):
                 self._store(f"{var.name}.{part}", getattr(held, part))
         if isinstance(held, (Value, IndexValuePair, Complex)):
             self.local.add(var.name)

@@ -21,10 +21,12 @@ from numba.np.numpy_support import ufunc_find_matching_loop
 from ...dialects import BOOL, Complex, ScalarType, Value, arith, lookup_complex_rule, lookup_rule
 from ...errors import UnsupportedError
 from ..translation import (
+    ArrayMethod,
     ArrayValue,
     CalleeValue,
     ComputedArray,
     IndexValuePair,
+    MaskedArray,
     Translation,
     TupleValue,
     as_complex,
@@ -35,6 +37,7 @@ from ..translation import (
     where,
 )
 from .array_reductions import is_array_reduction, reduce_into_array
+from .computed_arrays import is_view_update, masked_length, update_view
 from .products import is_product, product
 
 
@@ -95,6 +98,8 @@ def _binop(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
         return reduce_into_array(t, expr, target)
     if is_product(t, expr):
         return product(t, expr, target)
+    if is_view_update(t, expr):
+        return update_view(t, expr, target)
     return _operate(t, expr.fn, [expr.lhs, expr.rhs], expr, f"operator {_name(expr.fn)}")
 
 
@@ -196,6 +201,11 @@ def _getattr(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     if isinstance(base, CalleeValue):
         # a module's constants (np.inf, math.pi) are numbers, the rest callees
         return literal(t, getattr(base.obj, expr.attr), target, expr.loc)
+    if isinstance(base, (ArrayValue, ComputedArray)) and expr.attr in ("copy", "reshape"):
+        return ArrayMethod(base, expr.attr)
+    if isinstance(base, MaskedArray) and expr.attr in ("shape", "size"):
+        length = masked_length(t, base, expr.loc)
+        return TupleValue((length,)) if expr.attr == "shape" else length
     if isinstance(base, (ArrayValue, ComputedArray)) and expr.attr == "shape":
         return TupleValue(tuple(arith.cast(t.b, d, ScalarType("i", 64)) for d in base.dims))
     if isinstance(base, ArrayValue) and expr.attr == "ndim":

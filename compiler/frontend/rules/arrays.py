@@ -26,6 +26,7 @@ from ..literal_arguments import request_literal_arguments
 from ..translation import (
     ArrayValue,
     ComputedArray,
+    MaskedArray,
     SharedUpdate,
     SliceValue,
     Translation,
@@ -56,10 +57,12 @@ def _getitem(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
         return _tuple_item(t, base, t.lookup(expr.index), expr.loc)
     if isinstance(base, ComputedArray):
         return _computed_element(t, base, _indices(t, expr), expr.loc)
+    if isinstance(base, MaskedArray):
+        refuse_masked_use(t, expr.value, expr.loc)
     if not isinstance(base, ArrayValue):
         raise UnsupportedError(f"{where(expr.loc)}: indexing a non-array in a parfor body")
     array, indices = base, _indices(t, expr)
-    if any(isinstance(i, ArrayValue) for i in indices):
+    if any(isinstance(i, (ArrayValue, ComputedArray)) for i in indices):
         return _gather(t, array, indices, expr)
     if len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
         return _view(t, array, indices, expr.loc)
@@ -249,11 +252,17 @@ def _view(t: Translation, array: ArrayValue, indices: list, loc: ir.Loc) -> Arra
     return dataclasses.replace(array, dims=tuple(dims), strides=tuple(strides), offset=offset)
 
 
-def _gather(t: Translation, array: ArrayValue, indices: list, expr: ir.Expr) -> ArrayValue:
+def _gather(t: Translation, array: ArrayValue, indices: list,
+            expr: ir.Expr) -> ArrayValue | MaskedArray:
     """``x[cols]`` of a vector ``x`` and a vector of integers ``cols``: the
     elements of ``x`` at ``cols``, read where they are used (spmv's
     ``vals @ x[cols]``), not copied into an array of the body's."""
     index_type = t.typemap[index_of(expr).name]
+    if isinstance(index_type, types.Array) and isinstance(index_type.dtype, types.Boolean):
+        return _masked(array, indices, expr.loc)
+    if isinstance(indices[0], ComputedArray):
+        raise UnsupportedError(f"{where(expr.loc)}: array '{user_names([array.var])}' indexed "
+                               "with an array computed in the parfor body")
     if not (len(array.dims) == 1 and len(indices) == 1 and array.gather is None
             and isinstance(index_type, types.Array) and index_type.ndim == 1
             and isinstance(index_type.dtype, types.Integer)):
@@ -262,6 +271,29 @@ def _gather(t: Translation, array: ArrayValue, indices: list, expr: ir.Expr) -> 
             "parfor body: xpuc reads a vector at a vector of integers (x[cols]), nothing else")
     index = indices[0]
     return dataclasses.replace(array, dims=index.dims, gather=(array, index))
+
+
+def _masked(array: ArrayValue, indices: list, loc: ir.Loc) -> MaskedArray:
+    """``x[mask]`` of a vector ``x`` and a vector of booleans ``mask``: its
+    elements where the mask holds, read by the loops over them
+    (rules/computed_arrays.py)."""
+    mask = indices[0]
+    if not (len(array.dims) == 1 and len(indices) == 1 and len(mask.dims) == 1
+            and array.gather is None and not array.is_complex):
+        raise UnsupportedError(
+            f"{where(loc)}: array '{user_names([array.var])}' indexed with a boolean array in a "
+            "parfor body: xpuc reads a real vector at a vector of booleans, nothing else")
+    return MaskedArray(array, mask)
+
+
+def refuse_masked_use(t: Translation, array: ir.Var, loc: ir.Loc) -> None:
+    """Refuse a use of ``x[mask]`` but a loop over its elements, which
+    reads it in order (the element at a position is the mask's how-manyth
+    true element: no kernel finds it cheaply)."""
+    raise UnsupportedError(
+        f"{where(loc)}: {t.operand(array)}, an array indexed with a boolean array, "
+        "used in a parfor body otherwise than by a loop over its elements (np.sum, .mean(), "
+        ".size, a prange)")
 
 
 def _contiguous_strides(b: Builder, dims: tuple[Value, ...]) -> tuple[Value, ...]:

@@ -145,6 +145,8 @@ def _size(t: Translation, var: ir.Var) -> Value:
             array = t.lookup(shape.value)
             if isinstance(array, (ArrayValue, ComputedArray)) and \
                     -len(array.dims) <= index < len(array.dims):
+                if isinstance(array, ComputedArray) and array.sizes is not None:
+                    return array.sizes[index]  # as the body's variables hold them
                 return array.dims[index]
     return t.value(var)
 

@@ -16,6 +16,7 @@ from numba.parfors.parfor import Parfor
 from ...dialects import INDEX, ScalarType, Value, arith
 from ...errors import UnsupportedError
 from ..translation import (
+    MaskedArray,
     Translation,
     call_rule,
     emit_blocks,
@@ -24,6 +25,7 @@ from ..translation import (
     translate_statement,
     where,
 )
+from .computed_arrays import contract_parfor, mask_holds, masked_iteration
 
 
 @dataclass(frozen=True)
@@ -89,18 +91,26 @@ def _pair_item(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
 @statement_rule(Parfor)
 def _nested_parfor(t: Translation, inner: Parfor) -> None:
     """A prange inside a prange body runs as serial loops inside the outer
-    kernel's work-item (the outer loop is the parallel one)."""
+    kernel's work-item (the outer loop is the parallel one); one that
+    computes an array expression is its array, computed where read, and one
+    over the elements of ``x[mask]`` runs over the mask's
+    (rules/computed_arrays.py)."""
+    if contract_parfor(t, inner):
+        return
     for stmt in inner.init_block.body:
         translate_statement(t, stmt)
-    _serial_nest(t, inner, 0)
+    _serial_nest(t, inner, 0, masked_iteration(t, inner))
 
 
-def _serial_nest(t: Translation, inner: Parfor, axis: int) -> None:
+def _serial_nest(t: Translation, inner: Parfor, axis: int,
+                 masked: tuple[ir.Var, MaskedArray] | None = None) -> None:
     b, nest = t.b, inner.loop_nests[axis]
     if nest.step != 1:
         raise UnsupportedError(f"{where(inner.loc)}: prange with a step other than 1")
     start, stop = (b.index_constant(bound) if isinstance(bound, int)
                    else arith.cast(b, t.value(bound), INDEX) for bound in (nest.start, nest.stop))
+    if masked is not None:  # the mask's positions; the body reads x's source there
+        stop = masked[1].mask.dims[0]
     label = f"^loop{len(t.allocas)}"  # unique: every loop adds a slot
     position = t.alloca(INDEX)
     b.emit(f"memref.store {start.name}, {position}[] : memref<index>")
@@ -117,6 +127,14 @@ def _serial_nest(t: Translation, inner: Parfor, axis: int) -> None:
     if axis + 1 < len(inner.loop_nests):
         _serial_nest(t, inner, axis + 1)
         b.emit(f"cf.br {label}_head")
+    elif masked is not None:
+        array, held = masked
+        holds = mask_holds(t, held, current, inner.loc)
+        b.emit(f"cf.cond_br {holds.name}, {label}_held, {label}_head")
+        b.emit(f"{label}_held:", indent=-1)
+        t.env[array.name] = held.source
+        emit_blocks(t, inner.loop_body, f"{label}_head")
+        t.env[array.name] = held
     else:
         emit_blocks(t, inner.loop_body, f"{label}_head")
     b.emit(f"{label}_after:", indent=-1)

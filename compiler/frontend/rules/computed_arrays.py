@@ -1,0 +1,360 @@
+"""Rules of arrays a body makes of a size known only when running, as
+dpbench's conv2d, lenet, symm and azimint_naive write them: each is an array
+that no memory holds (a ComputedArray, as a product with a matrix is in
+rules/products.py), its element computed where the body reads it (array
+contraction).
+
+- An array expression in a body (``alpha * B[i, j] * A[i, :i]``,
+  ``np.reshape(x, s) * np.reshape(w, t)``, ``r1 <= radius``) is a nested
+  parfor that Numba's parfor pass makes: ``np.empty`` of its shape, then a
+  loop storing each element at its own index. Where that loop's body is one
+  block of assignments and the arrays it reads are not written by the
+  prange, its array is that block computed at the position read
+  (``contract_parfor``).
+- ``x.copy()`` of a view of an array the prange does not write is the view,
+  read where used.
+- ``np.reshape(x, shape)`` / ``x.reshape(shape)`` of such an array or a
+  C-contiguous one maps each position through the flat index.
+- ``np.sum(x, axis=k)`` / ``np.prod`` of one is a serial loop along ``k`` at
+  each element read.
+- ``v += x`` (any in-place operator) of a view ``v`` and such an array, what
+  Numba leaves of ``C[:i, j] += x``: a loop over ``v``'s elements.
+- ``x[mask]`` of a vector and a vector of booleans is a MaskedArray: a loop
+  over its elements (the reduction Numba makes of ``.mean()``, ``np.sum``)
+  runs over the mask's, skipping where it is false, and its length is a
+  count of the mask (``masked_iteration``).
+
+A kernel cannot raise: the extents these combine are the ones Numba's array
+analysis makes equal (its checks in the body go to rules/body_checks.py);
+a reshape to another size is not compared in the kernel.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numba.core import ir, types
+from numba.parfors.parfor import Parfor
+
+from ...dialects import BOOL, INDEX, ScalarType, Value, arith, lookup_rule, memref, scf
+from ...errors import UnsupportedError
+from ..parfor_dependences import array_written, written_arrays
+from ..parfor_updates import body_statements
+from ..translation import (
+    ArrayMethod,
+    ArrayValue,
+    ComputedArray,
+    MaskedArray,
+    Translation,
+    TupleValue,
+    call_rule,
+    constant_value,
+    index_of,
+    scalar_type,
+    translate_statement,
+    user_names,
+    where,
+)
+from ..usm import empty_usm
+from .arrays import (
+    element_loops,
+    element_offset,
+    load_element,
+    note_use,
+    refuse_masked_use,
+    store_element,
+)
+
+Readable = ArrayValue | ComputedArray
+
+_I64 = ScalarType("i", 64)
+
+
+def element_at(t: Translation, array: Readable, position: list[Value], loc: ir.Loc) -> Value:
+    """The element of ``array`` at ``position`` (index values): read from
+    memory, or computed here."""
+    if isinstance(array, ComputedArray):
+        return array.element(position)
+    note_use(t, array, reads=True)
+    return load_element(t.b, array, element_offset(t, array, position, loc))
+
+
+# ---- array expressions: nested parfors that store each element at its index ----------
+
+def contract_parfor(t: Translation, inner: Parfor) -> bool:
+    """Where ``inner`` (a parfor in the body) computes an array expression
+    that the body only reads, bind its array to a ComputedArray whose
+    element is ``inner``'s body at that position, and say so."""
+    found = _array_expression(t, inner)
+    if found is None:
+        return False
+    allocation, store, statements = found
+    for stmt in inner.init_block.body:
+        if stmt is not allocation:
+            translate_statement(t, stmt)
+    sizes = tuple(t.value(nest.stop) if isinstance(nest.stop, ir.Var)
+                  else t.b.constant(nest.stop, _I64) for nest in inner.loop_nests)
+    dims = tuple(arith.cast(t.b, size, INDEX) for size in sizes)
+    array = allocation.target
+    dtype = scalar_type(t.typemap[array.name].dtype, f"the array of {user_names([array.name])}",
+                        allocation.loc)
+
+    # what the loop body reads from the prange body, taken here: read in the
+    # scf region of an element, a variable's slot would stay unpromoted
+    defined = {stmt.target.name for stmt in statements} | \
+        {nest.index_variable.name for nest in inner.loop_nests}
+    outer = {var.name: t.lookup(var) for stmt in statements for var in stmt.list_vars()
+             if var.name not in defined}
+
+    def element(position: list[Value]) -> Value:
+        # the loop body's variables are the element's own: none outlives it
+        env, local, in_region = dict(t.env), set(t.local), t.in_region
+        t.env.update(outer)
+        t.local |= {name for name, held in outer.items() if held is not None}
+        t.in_region = True
+        try:
+            for nest, index in zip(inner.loop_nests, position):
+                t.define(nest.index_variable, index)
+            for stmt in statements:
+                translate_statement(t, stmt)
+            return arith.cast(t.b, t.value(store.value), dtype)
+        finally:
+            t.env, t.local, t.in_region = env, local, in_region
+
+    t.define(array, ComputedArray(dims, dtype, element, (None,) * len(dims), sizes))
+    return True
+
+
+def _array_expression(t: Translation, inner: Parfor) -> tuple[ir.Assign, ir.SetItem,
+                                                              list[ir.Stmt]] | None:
+    """``(allocation, store, statements)`` of ``inner`` when it is an array
+    expression the body only reads: its init block allocates one array,
+    its body is one block of assignments ending in the store of the element
+    at the loop's index, it reads no array the prange writes, and nothing
+    else in the prange writes the array it makes."""
+    allocations = [stmt for stmt in inner.init_block.body if isinstance(stmt, ir.Assign)
+                   and isinstance(stmt.value, ir.Expr) and stmt.value.op == "call"
+                   and getattr(t.typemap[stmt.value.func.name], "typing_key", None)
+                   in (np.empty, empty_usm)]
+    if len(allocations) != 1 or len(inner.loop_body) != 1 or any(
+            nest.start != 0 or nest.step != 1 for nest in inner.loop_nests):
+        return None
+    allocation = allocations[0]
+    array = allocation.target.name
+    statements = [stmt for stmt in next(iter(inner.loop_body.values())).body
+                  if not isinstance(stmt, (ir.Del, ir.Jump))]
+    store = statements[-1] if statements else None
+    if not (isinstance(store, (ir.SetItem, ir.StaticSetItem)) and store.target.name == array
+            and getattr(index_of(store), "name", None) == inner.index_var.name):
+        return None
+    statements = statements[:-1]
+    if not all(isinstance(stmt, ir.Assign) and array not in {v.name for v in stmt.list_vars()}
+               for stmt in statements):
+        return None
+    written = written_arrays(t)
+    if any(array_root(t, var) in written for stmt in statements for var in stmt.list_vars()) or any(
+            array_written(t, stmt) == array for stmt, _ in body_statements(t.parfor)
+            if stmt is not store):
+        return None
+    return allocation, store, statements
+
+
+def array_root(t: Translation, var: ir.Var) -> str | None:
+    """The array from outside the body that ``var`` is or views, else None."""
+    held = t.lookup(var)
+    return held.var if isinstance(held, ArrayValue) and held.var in t.arrays else None
+
+
+# ---- x.copy(), np.reshape ----------------------------------------------------------
+
+@call_rule("array.copy")
+def _copy(t: Translation, expr: ir.Expr, target: ir.Var) -> ComputedArray:
+    """``x.copy()`` of a view of an array from outside that the prange does
+    not write: the view's elements, read where used."""
+    source = _method_array(t, expr, "copy")
+    if isinstance(source, ComputedArray):
+        return source
+    if source.var not in t.arrays or source.var in written_arrays(t) or source.is_complex:
+        raise UnsupportedError(
+            f"{where(expr.loc)}: .copy() of '{user_names([source.var])}' in a parfor body: "
+            "xpuc copies only real arrays from outside the loop that it does not write")
+    return ComputedArray(source.dims, source.dtype,
+                         lambda position: element_at(t, source, position, expr.loc),
+                         (None,) * len(source.dims))
+
+
+def _method_array(t: Translation, expr: ir.Expr, name: str) -> Readable:
+    method = t.lookup(expr.func)
+    assert isinstance(method, ArrayMethod) and method.name == name
+    return method.array
+
+
+@call_rule("array.reshape")
+def _reshape_method(t: Translation, expr: ir.Expr, target: ir.Var) -> ComputedArray:
+    shape = expr.args[0] if len(expr.args) == 1 else expr.args
+    return _reshaped(t, _method_array(t, expr, "reshape"), shape, expr.loc)
+
+
+@call_rule(np.reshape)
+def _reshape(t: Translation, expr: ir.Expr, target: ir.Var) -> ComputedArray:
+    source = t.lookup(expr.args[0])
+    if not isinstance(source, (ArrayValue, ComputedArray)):
+        raise UnsupportedError(f"{where(expr.loc)}: np.reshape of anything but an array in a "
+                               "parfor body")
+    return _reshaped(t, source, expr.args[1], expr.loc)
+
+
+def _reshaped(t: Translation, source: Readable, shape: ir.Var | list[ir.Var],
+              loc: ir.Loc) -> ComputedArray:
+    """``source`` in ``shape``: the element at a position is ``source``'s at
+    the same flat index (row-major, as reshaping a C-contiguous array)."""
+    if isinstance(source, ArrayValue) and (source.strides is not None or source.gather is not None
+                                           or source.is_complex):
+        raise UnsupportedError(
+            f"{where(loc)}: reshape of a view of '{user_names([source.var])}' that is not "
+            "contiguous in a parfor body (reshape its .copy())")
+    items = [t.lookup(var) for var in shape] if isinstance(shape, list) else [t.lookup(shape)]
+    if len(items) == 1 and isinstance(items[0], TupleValue):
+        items = list(items[0].items)
+    constants = [constant_value(t, var) for var in shape] if isinstance(shape, list) else \
+        constant_value(t, shape)
+    constants = constants if isinstance(constants, (list, tuple)) else [constants]
+    if not all(isinstance(v, Value) and v.type.kind in "iu" for v in items) or any(
+            isinstance(c, int) and c < 0 for c in constants):
+        raise UnsupportedError(f"{where(loc)}: reshape in a parfor body to anything but a "
+                               "shape of integers that are not negative")
+    b = t.b
+    dims = tuple(arith.cast(b, v, INDEX) for v in items)
+
+    def element(position: list[Value]) -> Value:
+        flat = memref.linear_index(b, position, dims)
+        source_position = []
+        for dim in reversed(source.dims):
+            source_position.insert(0, arith.binary(b, "arith.remui", flat, dim))
+            flat = arith.binary(b, "arith.divui", flat, dim)
+        return element_at(t, source, source_position, loc)
+
+    return ComputedArray(dims, source.dtype, element, (None,) * len(dims), tuple(items))
+
+
+# ---- reductions along an axis -----------------------------------------------------
+
+# each reduction along an axis: its start, its step
+_ALONG_AXIS: dict[object, tuple[int, object]] = {np.sum: (0, operator.add),
+                                                 np.prod: (1, operator.mul)}
+
+
+@call_rule(*_ALONG_AXIS)
+def _along_axis(t: Translation, expr: ir.Expr, target: ir.Var) -> Value | ComputedArray:
+    """``np.sum(x, axis=k)`` (``np.prod``) of an array in the body: each
+    element of the result a serial loop along ``k`` where it is read."""
+    key = t.typemap[expr.func.name].typing_key
+    source = t.lookup(expr.args[0]) if expr.args else None
+    axis = constant_value(t, expr.args[1]) if len(expr.args) == 2 else None
+    if not isinstance(source, (ArrayValue, ComputedArray)) or not isinstance(axis, int) or \
+            not -len(source.dims) <= axis < len(source.dims) or \
+            isinstance(source, ArrayValue) and source.is_complex:
+        raise UnsupportedError(f"{where(expr.loc)}: np.{key.__name__} in a parfor body of "
+                               "anything but a real array along a constant axis")
+    axis %= len(source.dims)
+    result_type = t.calltypes[expr].return_type
+    dtype = scalar_type(getattr(result_type, "dtype", result_type), f"np.{key.__name__}",
+                        expr.loc)
+    start, step = _ALONG_AXIS[key]
+    combine = lookup_rule(step)
+
+    def element(position: list[Value]) -> Value:
+        def advance(k: Value, total: Value) -> Value:
+            term = element_at(t, source, [*position[:axis], k, *position[axis:]], expr.loc)
+            return combine(t.b, [total, arith.cast(t.b, term, dtype)], dtype)
+
+        return scf.fold(t.b, source.dims[axis], t.b.constant(start, dtype), advance)
+
+    dims = source.dims[:axis] + source.dims[axis + 1:]
+    if not dims:
+        return element([])
+    sizes = None if isinstance(source, ArrayValue) or source.sizes is None else \
+        source.sizes[:axis] + source.sizes[axis + 1:]
+    return ComputedArray(dims, dtype, element, (None,) * len(dims), sizes)
+
+
+# ---- in-place operators on a view --------------------------------------------------
+
+def is_view_update(t: Translation, expr: ir.Expr) -> bool:
+    """Whether ``expr`` is an in-place operator on an array (``v += x``)."""
+    return expr.op == "inplace_binop" and isinstance(t.typemap[expr.lhs.name], types.Array)
+
+
+def update_view(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
+    """``v op= x`` of a view ``v`` and an array of its rank or a number: a
+    loop over ``v``'s elements, each combined with ``x``'s at its position."""
+    view, operand = t.lookup(expr.lhs), t.lookup(expr.rhs)
+    if not isinstance(view, ArrayValue) or view.gather is not None or view.is_complex or \
+            isinstance(operand, (ArrayValue, ComputedArray)) and \
+            len(operand.dims) != len(view.dims) or \
+            not isinstance(operand, (ArrayValue, ComputedArray, Value)):
+        raise UnsupportedError(
+            f"{where(expr.loc)}: in-place operator on an array in a parfor body of anything "
+            "but a real view and a number or an array of its rank")
+    rule = lookup_rule(expr.immutable_fn)
+    if rule is None:
+        raise UnsupportedError(f"{where(expr.loc)}: in-place operator {expr.fn.__name__} on an "
+                               "array in a parfor body")
+    b = t.b
+    note_use(t, view, reads=True, writes=True)
+    with element_loops(t, view) as position:
+        offset = element_offset(t, view, position, expr.loc)
+        term = operand if isinstance(operand, Value) else \
+            element_at(t, operand, position, expr.loc)
+        old = load_element(b, view, offset)
+        store_element(b, rule(b, [old, arith.cast(b, term, view.dtype)], view.dtype), view,
+                      offset)
+    return view
+
+
+# ---- boolean masks -----------------------------------------------------------------
+
+def masked_length(t: Translation, array: MaskedArray, loc: ir.Loc) -> Value:
+    """How many elements ``array`` has: the mask's true elements, counted."""
+    b = t.b
+
+    def count(k: Value, total: Value) -> Value:
+        held = arith.cast(b, element_at(t, array.mask, [k], loc), _I64)
+        return arith.binary(b, "arith.addi", total, held)
+
+    return scf.fold(b, array.mask.dims[0], b.constant(0, _I64), count)
+
+
+def masked_iteration(t: Translation, inner: Parfor) -> tuple[ir.Var, MaskedArray] | None:
+    """``(x, x's MaskedArray)`` when ``inner`` loops over the elements of a
+    masked array ``x`` (``for k in prange(x.shape[0])``) and reads ``x``
+    only at ``k``, so that it can loop over the mask instead."""
+    if len(inner.loop_nests) != 1:
+        return None
+    nest = inner.loop_nests[0]
+    stop = t.definition(nest.stop) if isinstance(nest.stop, ir.Var) else None
+    if not (isinstance(stop, ir.Expr) and stop.op == "static_getitem" and stop.index == 0):
+        return None
+    shape = t.definition(stop.value)
+    if not (isinstance(shape, ir.Expr) and shape.op == "getattr" and shape.attr == "shape"):
+        return None
+    array = shape.value
+    held = t.lookup(array)
+    if not isinstance(held, MaskedArray):
+        return None
+    for block in inner.loop_body.values():
+        for stmt in block.body:
+            if isinstance(stmt, ir.Del) or array.name not in {v.name for v in stmt.list_vars()}:
+                continue
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
+            if not (isinstance(value, ir.Expr) and value.op == "getitem"
+                    and value.value.name == array.name
+                    and value.index.name == nest.index_variable.name):
+                refuse_masked_use(t, array, stmt.loc)
+    return array, held
+
+
+def mask_holds(t: Translation, array: MaskedArray, position: Value, loc: ir.Loc) -> Value:
+    """Whether ``array``'s mask holds at ``position`` (an index value)."""
+    return arith.cast(t.b, element_at(t, array.mask, [position], loc), BOOL)
