@@ -335,13 +335,26 @@ def test_arrays_made_in_the_body_belong_to_the_work_item():
     np.testing.assert_allclose(device_out, cpu_out, rtol=1e-12)
 
 
-def test_array_of_a_variable_shape_made_in_the_body_is_refused():
+def test_array_of_a_variable_shape_made_in_the_body_is_refused_where_written():
+    """Read only, ``np.zeros(n)`` is an array no memory holds (its elements
+    computed where read, rules/computed_arrays.py); written, it would need
+    memory of a size known only when running."""
+    @xpuc.jit
+    def read_rows(a, out):
+        for i in numba.prange(out.shape[0]):
+            row = np.ones(a.shape[1])
+            out[i] = row.sum() + a[i, 0]
+        return out
+
     @xpuc.jit
     def rows(a, out):
         for i in numba.prange(out.shape[0]):
             row = np.zeros(a.shape[1])
+            row[0] = a[i, 0]
             out[i] = row.sum()
 
+    with xpuc.device_context(DEVICE):
+        np.testing.assert_allclose(read_rows(np.ones((3, 4)), np.zeros(3)), [5.0] * 3)
     with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
         rows(np.ones((3, 4)), np.zeros(3))
     assert "an array made in a parfor body or kernel with a shape that is not a constant" \
