@@ -559,8 +559,32 @@ def reshape_to_an_unknown_extent(x, out):
     return out
 
 
+def shift_within_rows(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, 1:] += x[i, :-1]
+    return x
+
+
+def add_shifted_rows(x, y):
+    for i in numba.prange(x.shape[0]):
+        x[i, 1:] += y[i, :-1] * 2.0
+    return x
+
+
 def test_body_arrays_that_cannot_be_computed_where_read_are_refused_by_name():
     with xpuc.device_context(DEVICE):
+        with pytest.raises(xpuc.UnsupportedError) as refusal:
+            xpuc.jit(shift_within_rows)(np.ones((3, 4)))
+        line = shift_within_rows.__code__.co_firstlineno + 2
+        assert str(refusal.value) == (
+            f"{__file__}:{line}: in-place operator on a view of 'x' with another view of it in "
+            "a parfor body")
+        with pytest.raises(xpuc.UnsupportedError) as refusal:  # lengths of two slices apart
+            xpuc.jit(add_shifted_rows)(np.ones((3, 4)), np.ones((3, 4)))
+        line = add_shifted_rows.__code__.co_firstlineno + 2
+        assert str(refusal.value).startswith(
+            f"{__file__}:{line}: the sizes of a slice and a length computed in the body in a "
+            "parfor body, which xpuc cannot compare before the launch")
         with pytest.raises(xpuc.UnsupportedError) as refusal:
             xpuc.jit(copy_of_a_written_array)(np.ones((3, 4)), np.zeros(3))
         line = copy_of_a_written_array.__code__.co_firstlineno + 2

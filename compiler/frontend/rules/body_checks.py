@@ -22,6 +22,7 @@ kernel cannot raise, so:
 from __future__ import annotations
 
 import operator
+import re
 
 from numba.core import ir, types
 from numba.parfors import array_analysis, parfor
@@ -38,6 +39,7 @@ from ..translation import (
     call_rule,
     constant_value,
     scalar_type,
+    user_names,
     where,
 )
 
@@ -115,8 +117,19 @@ def _named(t: Translation, var: ir.Var) -> str:
     passes the arrays, or its own variables of their sizes."""
     if _slice_length(t, _defined(t, var)) is not None:
         return "a slice"
+    if not isinstance(t.typemap[var.name], types.Array):
+        # array analysis's own size variables: ``x_size1`` (x.shape[1]), ``var``
+        size = _ANALYSIS_SIZE.match(var.name)
+        if size is not None and not size["array"].startswith("$"):
+            return f"'{user_names([size['array']])}'.shape[{size['axis']}]"
+        if size is not None or var.name.split(".")[0] in _ANALYSIS_LENGTHS:
+            return "a length computed in the body"
     named = t.operand(var)
     return "an array" if named == "a value" else named
+
+
+_ANALYSIS_SIZE = re.compile(r"(?P<array>.+)_size(?P<axis>\d+)\.\d+$")
+_ANALYSIS_LENGTHS = {"var", "wrap", "post_wrap_slice_size", "size"}
 
 
 def _shape(t: Translation, var: ir.Var) -> tuple[Value, ...] | None:

@@ -297,6 +297,11 @@ def update_view(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
         raise UnsupportedError(
             f"{where(expr.loc)}: in-place operator on an array in a parfor body of anything "
             "but a real view and a number or an array of its rank")
+    if isinstance(operand, ArrayValue) and operand.var == view.var:
+        # NumPy reads all of x before it writes v; a loop would read what it wrote
+        raise UnsupportedError(f"{where(expr.loc)}: in-place operator on a view of "
+                               f"'{user_names([view.var])}' with another view of it in a "
+                               "parfor body")
     rule = lookup_rule(expr.immutable_fn)
     if rule is None:
         raise UnsupportedError(f"{where(expr.loc)}: in-place operator {expr.fn.__name__} on an "
