@@ -526,6 +526,15 @@ def test_boolean_mask_gathers_reduced_in_a_body(inputs):
                     np.zeros((6, 2)), inputs=inputs)
 
 
+def test_boolean_mask_of_another_length_raises_numpys_error_before_the_launch():
+    data, radius = (dpnp.asarray(np.ones(n), device=DEVICE) for n in (10, 9))
+    with pytest.raises(IndexError) as error:
+        xpuc.jit(radial_means)(data, radius, 4)
+    line = radial_means.__code__.co_firstlineno + 7
+    assert str(error.value) == (
+        f"{__file__}:{line}: boolean index did not match indexed array along axis 0")
+
+
 def copied_rows(x, out):
     for i in numba.prange(x.shape[0]):
         row = x[i].copy()

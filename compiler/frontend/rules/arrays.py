@@ -15,6 +15,7 @@ import dataclasses
 import math
 import operator
 from collections.abc import Iterator
+from typing import NoReturn
 
 import numpy as np
 from numba.core import ir, types
@@ -45,6 +46,7 @@ from ..translation import (
     where,
 )
 from ..usm import empty_usm
+from .body_checks import checked_by_the_host
 
 
 @expression_rule("getitem", "static_getitem")
@@ -259,7 +261,7 @@ def _gather(t: Translation, array: ArrayValue, indices: list,
     ``vals @ x[cols]``), not copied into an array of the body's."""
     index_type = t.typemap[index_of(expr).name]
     if isinstance(index_type, types.Array) and isinstance(index_type.dtype, types.Boolean):
-        return _masked(array, indices, expr.loc)
+        return _masked(t, array, indices, expr.loc)
     if isinstance(indices[0], ComputedArray):
         raise UnsupportedError(f"{where(expr.loc)}: array '{user_names([array.var])}' indexed "
                                "with an array computed in the parfor body")
@@ -273,20 +275,29 @@ def _gather(t: Translation, array: ArrayValue, indices: list,
     return dataclasses.replace(array, dims=index.dims, gather=(array, index))
 
 
-def _masked(array: ArrayValue, indices: list, loc: ir.Loc) -> MaskedArray:
+def _masked(t: Translation, array: ArrayValue, indices: list, loc: ir.Loc) -> MaskedArray:
     """``x[mask]`` of a vector ``x`` and a vector of booleans ``mask``: its
     elements where the mask holds, read by the loops over them
-    (rules/computed_arrays.py)."""
+    (rules/computed_arrays.py). The lengths, which NumPy requires equal, are
+    compared by the host before the launch."""
     mask = indices[0]
+    name = user_names([array.var])
     if not (len(array.dims) == 1 and len(indices) == 1 and len(mask.dims) == 1
             and array.gather is None and not array.is_complex):
         raise UnsupportedError(
-            f"{where(loc)}: array '{user_names([array.var])}' indexed with a boolean array in a "
-            "parfor body: xpuc reads a real vector at a vector of booleans, nothing else")
+            f"{where(loc)}: array '{name}' indexed with a boolean array in a parfor body: xpuc "
+            "reads a real vector at a vector of booleans, nothing else")
+    length = mask.sizes[0] if isinstance(mask, ComputedArray) and mask.sizes else mask.dims[0]
+    if not checked_by_the_host(t, array.dims[0], length, "boolean index did not match indexed "
+                               "array along axis 0", loc, IndexError):
+        raise UnsupportedError(
+            f"{where(loc)}: array '{name}' indexed with a boolean array in a parfor body whose "
+            "length xpuc cannot compare with the array's before the launch (a kernel cannot "
+            "raise NumPy's IndexError)")
     return MaskedArray(array, mask)
 
 
-def refuse_masked_use(t: Translation, array: ir.Var, loc: ir.Loc) -> None:
+def refuse_masked_use(t: Translation, array: ir.Var, loc: ir.Loc) -> NoReturn:
     """Refuse a use of ``x[mask]`` but a loop over its elements, which
     reads it in order (the element at a position is the mask's how-manyth
     true element: no kernel finds it cheaply)."""

@@ -76,7 +76,7 @@ def _dot_sizes_check(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
     first, second = expr.args
     message = _DOT_SIZES[t.typemap[expr.func.name].typing_key]
     dimensions = _dimension_of(t, _defined(t, first)), _dimension_of(t, _defined(t, second))
-    if not (_same_value(t, first, second) or _checked_by_the_host(
+    if not (_same_value(t, first, second) or checked_by_the_host(
             t, _size(t, first), _size(t, second), message, expr.loc, ValueError)
             or None not in dimensions and equal_extents(t, *dimensions, message, expr.loc,
                                                         ValueError)):
@@ -100,7 +100,7 @@ def _equal_sizes(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
     for var, shape in zip(operands[1:], shapes[1:]):
         message = f"sizes of {_named(t, first)} and {_named(t, var)} do not match"
         for size, other in zip(shapes[0], shape):
-            if not (size.name == other.name or _checked_by_the_host(t, size, other, message,
+            if not (size.name == other.name or checked_by_the_host(t, size, other, message,
                                                                      expr.loc)
                     or len(shape) == 1 and equal_origins(t, _size_origin(t, first),
                                                          _size_origin(t, var), message,
@@ -122,7 +122,7 @@ def _named(t: Translation, var: ir.Var) -> str:
         size = _ANALYSIS_SIZE.match(var.name)
         if size is not None and not size["array"].startswith("$"):
             return f"'{user_names([size['array']])}'.shape[{size['axis']}]"
-        if size is not None or var.name.split(".")[0] in _ANALYSIS_LENGTHS:
+        if var.name.split(".")[0] in _ANALYSIS_LENGTHS:
             return "a length computed in the body"
     named = t.operand(var)
     return "an array" if named == "a value" else named
@@ -194,7 +194,7 @@ def equal_origins(t: Translation, origin: Origin | None, other: Origin | None, m
     if origin is None or other is None or \
             not all(_same_bound(t, *pair) for pair in zip(origin[0], other[0])):
         return False
-    return _checked_by_the_host(t, origin[1], other[1], message, loc, exception)
+    return checked_by_the_host(t, origin[1], other[1], message, loc, exception)
 
 
 def dimension_origin(t: Translation, var: ir.Var, axis: int, depth: int = 0) -> Origin | None:
@@ -310,7 +310,7 @@ def _defined(t: Translation, var: ir.Var) -> object:
     return definition
 
 
-def _checked_by_the_host(t: Translation, size: Value, other: Value, message: str,
+def checked_by_the_host(t: Translation, size: Value, other: Value, message: str,
                          loc: ir.Loc, exception: type[Exception] = AssertionError) -> bool:
     """Whether ``size`` and ``other`` are dimensions of arrays from outside
     the body or integers from there, which the host then checks equal before
