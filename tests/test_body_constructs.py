@@ -580,8 +580,24 @@ def add_shifted_rows(x, y):
     return x
 
 
+def view_of_an_array_expression(a, out):
+    for i in numba.prange(a.shape[0]):
+        doubled = a[i] * 2.0
+        tail = doubled[1:]
+        tail[0] = 5.0
+        out[i] = doubled.sum()
+    return out
+
+
 def test_body_arrays_that_cannot_be_computed_where_read_are_refused_by_name():
     with xpuc.device_context(DEVICE):
+        with pytest.raises(xpuc.UnsupportedError) as refusal:
+            xpuc.jit(view_of_an_array_expression)(np.ones((3, 4)), np.zeros(3))
+        line = view_of_an_array_expression.__code__.co_firstlineno + 3
+        assert str(refusal.value) == (
+            f"{__file__}:{line}: an array computed in a parfor body where it is read (a product "
+            "with a matrix, an array expression, a copy) indexed with anything but one integer "
+            "per dimension")
         with pytest.raises(xpuc.UnsupportedError) as refusal:
             xpuc.jit(shift_within_rows)(np.ones((3, 4)))
         line = shift_within_rows.__code__.co_firstlineno + 2

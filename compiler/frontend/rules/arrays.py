@@ -77,10 +77,13 @@ def _getitem(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
 def _computed_element(t: Translation, array: ComputedArray, indices: list,
                       loc: ir.Loc) -> Value:
     """An element of an array the body computes where used (a product with a
-    matrix), at one integer index per dimension: computed here."""
+    matrix, an array expression), at one integer index per dimension:
+    computed here."""
     if len(indices) != len(array.dims) or not all(isinstance(i, Value) for i in indices):
-        raise UnsupportedError(f"{where(loc)}: a product with a matrix indexed with anything "
-                               "but one integer per dimension in a parfor body")
+        raise UnsupportedError(
+            f"{where(loc)}: an array computed in a parfor body where it is read (a product "
+            "with a matrix, an array expression, a copy) indexed with anything but one integer "
+            "per dimension")
     return array.element([_position(t.b, i, dim, loc) for i, dim in zip(indices, array.dims)])
 
 
