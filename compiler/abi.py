@@ -28,6 +28,7 @@ __all__ = [
     "OPAQUE_TYPES",
     "STATS_FIELDS",
     "ArgKind",
+    "CopyIn",
     "Entry",
     "Status",
     "Type",
@@ -72,12 +73,23 @@ class ArgKind(IntEnum):
     I16 = 6
 
 
+class CopyIn(IntEnum):
+    """What a kernel does with an array it is given (``xpuc_copy_in``), which
+    decides the copy ``xpuc_buffer_acquire`` makes: none of its bytes needed,
+    its bytes read, or every byte written before any is read."""
+
+    NONE = 0
+    IN = 1
+    OVERWRITTEN = 2
+
+
 #: The C enums mirrored above: C type name -> (enum, prefix of its C names).
 #: ``ArgKind.PTR`` is ``XPUC_ARG_PTR``.
 ENUMS: dict[str, tuple[type[IntEnum], str]] = {
     "xpuc_status": (Status, "XPUC_"),
     "xpuc_usm_kind": (UsmKind, "XPUC_USM_"),
     "xpuc_arg_kind": (ArgKind, "XPUC_ARG_"),
+    "xpuc_copy_in": (CopyIn, "XPUC_COPY_"),
 }
 
 #: Most kernel arguments one launch takes.
@@ -226,6 +238,7 @@ ENTRIES: dict[str, Entry] = {
         _entry("xpuc_call_enter", "status", host_code=True),
         _entry("xpuc_use_system_memory", "status", ("on", "i32")),
         _entry("xpuc_call_register", "status", ("host", "void*"), ("nbytes", "i64")),
+        _entry("xpuc_array_resident", "status", ("meminfo", "void*"), host_code=True),
         _entry("xpuc_buffer_acquire", "status", ("host", "void*"), ("nbytes", "i64"),
                ("copy_in", "i32"), ("device", "void**"), host_code=True),
         _entry("xpuc_buffer_release", "status", ("host", "void*"), ("nbytes", "i64"),

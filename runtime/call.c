@@ -8,8 +8,9 @@
 /* A host array's device copy during a call. A transient buffer mirrors one
  * array and is synced at each parfor (copied in before, back after). A
  * resident buffer mirrors a registered region (the memory of an argument,
- * which outlives the call) and is synced lazily: in before the first kernel
- * that needs it, out when host code touches it or the call ends. */
+ * which outlives the call, or of an array the call made, which the call keeps
+ * alive) and is synced lazily: in before the first kernel that needs it, out
+ * when host code touches it or the call ends. */
 typedef struct {
     char *host;
     void *device; /* NULL until first acquired */
@@ -19,6 +20,7 @@ typedef struct {
     bool resident;
     bool device_current; /* resident: the device copy holds the data */
     bool host_stale;     /* resident: a kernel wrote it; the host copy is old */
+    void *meminfo;       /* resident: the array the call made, referenced; or NULL */
 } buffer;
 
 static _Thread_local struct {
@@ -107,23 +109,35 @@ static int sync_to_host(buffer *b)
     return status;
 }
 
+/* Whether nothing but the call's own reference reaches the array of `b`. */
+static bool is_dead(const buffer *b) { return b->meminfo && nrt_sole_reference(b->meminfo); }
+
+/* Frees b's device copy and lets go of its array. */
+static void drop_buffer(buffer *b)
+{
+    if (b->device)
+        usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
+    if (b->meminfo)
+        nrt_release(b->meminfo);
+}
+
 int xpuc_call_end(void)
 {
     if (!call.queue)
         return no_call("xpuc_call_end");
     if (--call.depth > 0)
         return XPUC_OK;
-    /* Copy back what kernels wrote even if one of the copies fails, so that
-     * every buffer is freed; report the first failure. */
+    /* Copy back what kernels wrote to arrays still reachable even if one of
+     * the copies fails, so that every buffer is freed; report the first
+     * failure. */
     int status = XPUC_OK;
     for (int32_t i = 0; i < call.count; i++) {
         buffer *b = &call.buffers[i];
-        if (b->host_stale) {
+        if (b->host_stale && !is_dead(b)) {
             int copied = sync_to_host(b);
             status = status != XPUC_OK ? status : copied;
         }
-        if (b->device)
-            usm_free(call.queue, b->device, b->capacity, XPUC_USM_DEVICE);
+        drop_buffer(b);
     }
     free(call.buffers);
     call.buffers = NULL;
@@ -191,6 +205,39 @@ int xpuc_call_register(void *host, int64_t nbytes)
     return add_buffer(host, nbytes, true, &b);
 }
 
+int xpuc_array_resident(void *meminfo)
+{
+    if (!call.queue)
+        return no_call("xpuc_array_resident");
+    char *data;
+    int64_t nbytes;
+    if (in_place() || !nrt_allocation(meminfo, &data, &nbytes))
+        return XPUC_OK;
+    /* Arrays that died since give their device memory back (to the block
+     * cache, which may serve this one) and their host memory is freed. */
+    for (int32_t i = call.count - 1; i >= 0; i--) {
+        if (is_dead(&call.buffers[i])) {
+            drop_buffer(&call.buffers[i]);
+            call.buffers[i] = call.buffers[--call.count];
+        }
+    }
+    buffer *b = find_buffer(data, nbytes);
+    if (b && b->resident)
+        return XPUC_OK;
+    /* A transient buffer at the same address mirrored memory freed since;
+     * it holds nothing the host lacks. */
+    if (b) {
+        drop_buffer(b);
+        *b = call.buffers[--call.count];
+    }
+    int status = add_buffer(data, nbytes, true, &b);
+    if (status == XPUC_OK) {
+        b->meminfo = meminfo;
+        nrt_acquire(meminfo);
+    }
+    return status;
+}
+
 /* Whether `ptr` is memory of the current call's device (USM of its context,
  * CUDA device memory), which kernels use in place. */
 static bool is_call_usm(const void *ptr)
@@ -198,13 +245,17 @@ static bool is_call_usm(const void *ptr)
     return ptr && call.queue->backend->is_device_memory(call.queue, ptr);
 }
 
-static int acquire_resident(buffer *b, const char *host, void **device)
+static int acquire_resident(buffer *b, const char *host, int64_t nbytes, int32_t copy_in,
+                            void **device)
 {
     int status = XPUC_OK;
     if (!b->device)
         status = usm_alloc(call.queue, b->capacity, XPUC_USM_DEVICE, &b->device);
-    /* Always the whole region: a kernel may write part of it, and the rest
-     * must survive the copy back. */
+    /* A kernel that writes the whole region makes its device copy current. */
+    if (status == XPUC_OK && copy_in == XPUC_COPY_OVERWRITTEN && host == b->host && nbytes == b->capacity)
+        b->device_current = true;
+    /* Otherwise always the whole region: a kernel may write part of it, and
+     * the rest must survive the copy back. */
     if (status == XPUC_OK && !b->device_current) {
         status = xpuc_copy_to_device(call.queue, b->device, b->host, b->capacity);
         b->device_current = status == XPUC_OK;
@@ -249,7 +300,7 @@ int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **devi
     }
     buffer *b = find_buffer(host, nbytes);
     if (b && b->resident)
-        return acquire_resident(b, host, device);
+        return acquire_resident(b, host, nbytes, copy_in, device);
     if (!b && is_call_usm(host)) {
         *device = host;
         return XPUC_OK;
@@ -258,9 +309,9 @@ int xpuc_buffer_acquire(void *host, int64_t nbytes, int32_t copy_in, void **devi
     if (!b)
         status = add_buffer(host, 0, false, &b);
     if (status == XPUC_OK && (!b->device || b->capacity < nbytes))
-        status = grow_buffer(b, nbytes, copy_in);
+        status = grow_buffer(b, nbytes, copy_in == XPUC_COPY_IN);
     bool current = b && b->copied_epoch == call.epoch && b->copied_in >= nbytes;
-    if (status == XPUC_OK && copy_in && !current) {
+    if (status == XPUC_OK && copy_in == XPUC_COPY_IN && !current) {
         status = xpuc_copy_to_device(call.queue, b->device, host, nbytes);
         b->copied_in = nbytes;
         b->copied_epoch = call.epoch;

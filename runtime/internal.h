@@ -115,6 +115,15 @@ HIDDEN int usm_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out);
 /* Takes the size and kind the block was allocated with. */
 HIDDEN void usm_free(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind);
 
+/* Numba's MemInfo of an array that compiled code allocated: the bytes NRT
+ * allocated for it (false for memory it only wraps, a NumPy argument's), a
+ * reference taken and given back, and whether the one reference left is the
+ * caller's (nothing else can reach the array). */
+HIDDEN bool nrt_allocation(void *meminfo, char **data, int64_t *nbytes);
+HIDDEN void nrt_acquire(void *meminfo);
+HIDDEN void nrt_release(void *meminfo);
+HIDDEN bool nrt_sole_reference(void *meminfo);
+
 /* ---- launches (launch.c) --------------------------------------------------- */
 
 

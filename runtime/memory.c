@@ -224,7 +224,19 @@ typedef struct {
     void *(*allocate)(size_t nbytes);
     void *(*allocate_external)(size_t nbytes, void *allocator);
     void *(*manage_memory)(void *data, nrt_managed_dtor dtor);
+    void (*acquire)(void *meminfo);
+    void (*release)(void *meminfo);
 } nrt_api;
+
+/* The head of Numba's MemInfo, which Numba's compiled code reads as this
+ * struct too (_meminfo_struct_type in numba/core/runtime/nrtdynmod.py). */
+typedef struct {
+    size_t refct;
+    void *dtor;
+    void *dtor_info;
+    void *data;
+    size_t size; /* of memory NRT allocated; 0 for memory it wraps */
+} nrt_meminfo;
 
 static const nrt_api *nrt;
 
@@ -234,6 +246,25 @@ int xpuc_set_nrt_api(const void *api)
         return fail(XPUC_ERR_INVALID, "xpuc: xpuc_set_nrt_api needs Numba's NRT API table");
     nrt = api;
     return XPUC_OK;
+}
+
+bool nrt_allocation(void *meminfo, char **data, int64_t *nbytes)
+{
+    const nrt_meminfo *mi = meminfo;
+    if (!nrt || !mi || !mi->data || mi->size == 0)
+        return false;
+    *data = mi->data;
+    *nbytes = (int64_t)mi->size;
+    return true;
+}
+
+void nrt_acquire(void *meminfo) { nrt->acquire(meminfo); }
+
+void nrt_release(void *meminfo) { nrt->release(meminfo); }
+
+bool nrt_sole_reference(void *meminfo)
+{
+    return __atomic_load_n(&((nrt_meminfo *)meminfo)->refct, __ATOMIC_ACQUIRE) == 1;
 }
 
 int xpuc_usm_array_alloc(int64_t nbytes, int32_t usm_kind, void **meminfo)

@@ -40,6 +40,16 @@ typedef enum {
     XPUC_ARG_I16 = 6,
 } xpuc_arg_kind;
 
+/* What a kernel does with an array it is given, which decides the copy in
+ * (xpuc_buffer_acquire's copy_in): it needs none of its bytes (it does not
+ * read them, or it only reads its shape), it reads them, or it writes every
+ * byte of it before reading any (an array expression's fresh result). */
+typedef enum {
+    XPUC_COPY_NONE = 0,
+    XPUC_COPY_IN = 1,
+    XPUC_COPY_OVERWRITTEN = 2,
+} xpuc_copy_in;
+
 /* Most kernel arguments one launch takes (the runtime marshals them on the
  * stack). */
 #define XPUC_MAX_KERNEL_ARGS 256
@@ -116,10 +126,20 @@ int xpuc_use_system_memory(int32_t on);
  * (xpuc_host_access) or when the call ends. Overlapping regions merge. */
 int xpuc_call_register(void *host, int64_t nbytes);
 
+/* Makes the memory of an array that compiled code allocated in the call
+ * (Numba's MemInfo `meminfo`; NULL, or memory NRT did not allocate: nothing
+ * is done) resident as a registered region is, so that it stays on the device
+ * across parfors and host code in between. The call holds a reference to the
+ * array until it ends; an array only that reference keeps alive is dead: its
+ * device copy is freed with no copy back, at the call's end or when another
+ * array is made resident. */
+int xpuc_array_resident(void *meminfo);
+
 /* Device address of the array at host address `host` (nbytes long) for the
- * current call. USM memory of the call's context is used in place. Inside a
- * resident region: the region's device copy (copied in if it is not
- * current). Otherwise a transient buffer, allocated once per call
+ * current call, copy_in saying what the kernel does with it (xpuc_copy_in).
+ * USM memory of the call's context is used in place. Inside a resident
+ * region: the region's device copy (copied in if it is not current, unless
+ * the kernel overwrites the whole region). Otherwise a transient buffer, allocated once per call
  * (reallocating if nbytes grew) and copied host->device if copy_in, unless it
  * was copied in since the last launch: the host code acquires a parfor's
  * arrays with no host code in between, so one array passed as several

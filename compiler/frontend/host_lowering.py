@@ -18,6 +18,7 @@ from numba.core.typing.builtins import IndexValueType
 from numba.parfors.parfor import Parfor
 
 from .. import passes, runtime
+from ..abi import CopyIn
 from ..errors import UnsupportedError, XpucError
 from ..passes import Target
 from . import host_parfors
@@ -156,10 +157,14 @@ class _HostEmitter:
                 values.append(b.ptrtoint(self.array(param.var).data, I64))
             elif param.kind == "array":
                 use = self.kernel.arrays[param.var]
+                # an array this function made stays on the device until the
+                # host needs it (a time loop's arrays, swapped or not)
+                self.call("xpuc_array_resident", b.bitcast(self.array(param.var).meminfo, I8P))
                 host, nbytes, first = self.host_extent(param.var)
                 device = cgutils.alloca_once(b, I8P)
-                copy_in = I32(int((use.reads or use.writes) and not use.fresh))
-                self.call("xpuc_buffer_acquire", host, nbytes, copy_in, device)
+                copy_in = (CopyIn.OVERWRITTEN if use.fresh
+                           else CopyIn.IN if use.reads or use.writes else CopyIn.NONE)
+                self.call("xpuc_buffer_acquire", host, nbytes, I32(copy_in), device)
                 values.append(b.add(b.ptrtoint(b.load(device), I64), first))
             elif param.kind == "num_threads":
                 values.append(self.context.compile_internal(
@@ -334,7 +339,7 @@ class _HostEmitter:
         nbytes = I64(count * self.context.get_abi_sizeof(element))
         host_bytes = b.bitcast(host, I8P)
         device = cgutils.alloca_once(b, I8P)
-        self.call("xpuc_buffer_acquire", host_bytes, nbytes, I32(0), device)
+        self.call("xpuc_buffer_acquire", host_bytes, nbytes, I32(CopyIn.NONE), device)
         self.partials[var, part] = (host, nbytes)
         return b.ptrtoint(b.load(device), I64)
 
