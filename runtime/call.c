@@ -221,11 +221,16 @@ int xpuc_array_resident(void *meminfo)
             call.buffers[i] = call.buffers[--call.count];
         }
     }
-    buffer *b = find_buffer(data, nbytes);
-    if (b && b->resident)
-        return XPUC_OK;
+    /* Resident already, or overlapping a region that is (two device copies
+     * of one byte would disagree): nothing to add. */
+    for (int32_t i = 0; i < call.count; i++) {
+        const buffer *r = &call.buffers[i];
+        if (r->resident && data < r->host + r->capacity && r->host < data + nbytes)
+            return XPUC_OK;
+    }
     /* A transient buffer at the same address mirrored memory freed since;
      * it holds nothing the host lacks. */
+    buffer *b = find_buffer(data, nbytes);
     if (b) {
         drop_buffer(b);
         *b = call.buffers[--call.count];
@@ -252,7 +257,8 @@ static int acquire_resident(buffer *b, const char *host, int64_t nbytes, int32_t
     if (!b->device)
         status = usm_alloc(call.queue, b->capacity, XPUC_USM_DEVICE, &b->device);
     /* A kernel that writes the whole region makes its device copy current. */
-    if (status == XPUC_OK && copy_in == XPUC_COPY_OVERWRITTEN && host == b->host && nbytes == b->capacity)
+    if (status == XPUC_OK && copy_in == XPUC_COPY_OVERWRITTEN && host == b->host &&
+        nbytes == b->capacity)
         b->device_current = true;
     /* Otherwise always the whole region: a kernel may write part of it, and
      * the rest must survive the copy back. */
