@@ -15,7 +15,7 @@ GPU idles, has rounds of its own after the others. Prints a Markdown table,
 writes JSON (``--json``) with the GPU, driver and versions. Run from the repository's root as
 scripts/cuda-device-tests.sh sets up (``xpuc`` importable):
 
-    python benchmarks/bench_cuda_suite.py [--repeat R] [--only NAME] [--json PATH]
+    python benchmarks/bench_cuda_suite.py [--repeat R] [--only NAME] [--leave-out PATH] [--json PATH]
 """
 
 from __future__ import annotations
@@ -606,7 +606,7 @@ def copy_roof_gb_s(nbytes: int = 1 << 30, repeat: int = 20) -> float:
 
 
 def run_workload(workload: Workload, dtype: type, scale: float, memory_bound: bool,
-                 repeat: int) -> list[Outcome]:
+                 repeat: int, leave_out: frozenset[str] = frozenset()) -> list[Outcome]:
     rng = np.random.default_rng(2026)
     host_args = _as_dtype(workload.make_inputs(rng, scale), dtype)
     want = _reference(workload, host_args)
@@ -622,6 +622,10 @@ def run_workload(workload: Workload, dtype: type, scale: float, memory_bound: bo
     def prepare(path: str, make: Callable[[], tuple[Callable, tuple]]) -> None:
         """Build the path's call, run it once and check its result."""
         outcome = outcomes[path] = Outcome(workload.name, name_of_dtype, path)
+        if path in leave_out:
+            outcome.error = "left out (--leave-out)"
+            return
+        started = time.perf_counter()
         try:
             call, args = make()
             returned = call()
@@ -637,6 +641,9 @@ def run_workload(workload: Workload, dtype: type, scale: float, memory_bound: bo
         except Exception as error:  # the report says what failed, and the suite goes on
             outcome.error = _first_line(error)
             traceback.print_exc(limit=3)
+        finally:  # a compile that takes minutes shows where the time goes
+            print(f"  {path}: built, run and checked in {time.perf_counter() - started:.1f} s",
+                  file=sys.stderr, flush=True)
 
     offloaded = xpuc.jit(workload.function)
 
@@ -739,6 +746,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--only", action="append", help="a workload's name (repeatable)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--leave-out", action="append", default=[],
+                        choices=[XPUC_NUMPY, XPUC_CUPY, *PEERS],
+                        help="a path not to run (repeatable)")
     options = parser.parse_args()
     record = {"gpu": gpu(), "versions": versions(), "numba-cuda": NUMBA_CUDA_NOTE,
               "repeat": options.repeat, "roof_gb_s": copy_roof_gb_s(), "results": []}
@@ -755,7 +765,8 @@ def main() -> None:
         floats = any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in inputs)
         for dtype in (np.float32, np.float64) if floats else (np.float64,):
             started = time.perf_counter()
-            found = run_workload(workload, dtype, scale, memory_bound, options.repeat)
+            found = run_workload(workload, dtype, scale, memory_bound, options.repeat,
+                                 frozenset(options.leave_out))
             outcomes += found
             print(f"{workload.name} {np.dtype(dtype).name}: "
                   f"{time.perf_counter() - started:.1f} s", flush=True)
