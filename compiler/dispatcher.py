@@ -24,12 +24,12 @@ from .cache import device_key, offload_cache
 from .device import device_of, get_current_queue, runtime_queue
 from .errors import ConflictingOptionsError, DeviceError, XpucError
 from .frontend import (
+    CPU_PIPELINE,
     CompiledParfor,
-    CpuCompiler,
     KernelFault,
     OffloadTarget,
-    compiler_for,
     link_runtime,
+    offload_pipeline,
 )
 from .frontend.cuda_arrays import CudaArrayArgument, argument_type
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
@@ -66,7 +66,7 @@ class JitFunction:
         self._signatures = signatures
         self._options = options
         self._cpu = numba.njit(*([signatures] if signatures else []),
-                               pipeline_class=CpuCompiler, **options)(py_func)
+                               pipeline_class=CPU_PIPELINE, **options)(py_func)
         # by targets.code_key: sub-devices of one device share a build
         self._devices: dict[str, tuple[Dispatcher, OffloadTarget]] = {}
         # (queue, dispatcher, runtime handle, whether the device has fp64) of
@@ -211,7 +211,7 @@ class JitFunction:
                 if not isinstance(options.get("parallel"), dict):
                     options["parallel"] = True
                 link_runtime()  # cached code calls the runtime too
-                dispatcher = numba.njit(pipeline_class=compiler_for(offload),
+                dispatcher = numba.njit(pipeline_class=offload_pipeline(offload),
                                         **options)(self.py_func)
                 remember_literal_arguments(dispatcher)
                 # its own cache files, not the CPU build's (set before compiling)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,13 +35,13 @@ from .frontend.cuda_arrays import (
     library_of,
     plan_key,
 )
-from .frontend.dpnp_constructors import Constructed, constructed_by
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
 
 if TYPE_CHECKING:  # imported when first needed (array_library)
     import dpctl
 
     from .array_library import tensor as dpt
+    from .frontend.dpnp_constructors import Constructed
 
 
 def equivalent(a: dpctl.SyclQueue | CudaQueue, b: dpctl.SyclQueue | CudaQueue) -> bool:
@@ -348,10 +349,20 @@ def place(py_func: Callable, args: tuple, kwargs: dict) -> Placement | None:
     if kwargs:
         _arrays(tuple(kwargs.values()), device, numpy)
     context = get_current_queue()
-    constructed = constructed_by(py_func)
+    constructed = _constructed_by(py_func)
     if constructed is not None:
         return _place_constructing(py_func, args, kwargs, constructed, device, numpy, context)
     return _place_by_arguments(py_func, args, kwargs, device, numpy, context)
+
+
+def _constructed_by(py_func: Callable) -> Constructed | None:
+    """What ``py_func``'s dpnp constructors say about where it runs. They are
+    there only where dpnp is: their module, with the compiler it needs, is
+    imported then."""
+    if "dpnp" not in sys.modules:
+        return None
+    from .frontend.dpnp_constructors import constructed_by
+    return constructed_by(py_func)
 
 
 def _queues_of(arrays: list, context: dpctl.SyclQueue | CudaQueue | None) -> list:

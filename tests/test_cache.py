@@ -93,6 +93,43 @@ def test_ahead_of_time_into_a_directory(project):
     assert not warm["mlir_loaded"]  # nothing to compile: the MLIR bindings stay unloaded
 
 
+# What only compiling needs: the Numba pipelines, the parfors' lowering and
+# rules, the explicit-kernel API, the MLIR bindings and the array libraries.
+COMPILER_MODULES = ("xpuc.frontend.pipeline", "xpuc.frontend.host_lowering",
+                    "xpuc.frontend.parfor_to_mlir", "xpuc.frontend.translation",
+                    "xpuc.frontend.numpy_functions", "xpuc.frontend.dpnp_constructors",
+                    "xpuc.dialects", "xpuc.kernel", "mlir", "dpnp", "dpctl.tensor")
+
+WARM_START = f'''
+import json, sys
+import numpy as np
+import xpuc
+import mod
+a = np.arange(4.0)
+with xpuc.device_context("opencl:cpu"):
+    result = mod.fma(a, a, a)
+print(json.dumps({{"compiled": xpuc.stats()["kernels_compiled"],
+                  "ok": result.tolist() == [0.0, 2.0, 6.0, 12.0],
+                  "loaded": [m for m in {COMPILER_MODULES!r} if m in sys.modules]}}))
+'''
+
+
+def test_a_warm_start_imports_no_compiler(tmp_path):
+    (tmp_path / "mod.py").write_text(
+        "import xpuc\n\n@xpuc.jit(cache=True)\ndef fma(a, b, c):\n    return a * b + c\n")
+    env = {k: v for k, v in os.environ.items() if k != "XPUC_CACHE_DIR"}
+    reports = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", WARM_START], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stderr
+        reports.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    cold, warm = reports
+    assert cold["ok"] and cold["compiled"] == 1 and "xpuc.frontend.pipeline" in cold["loaded"]
+    assert warm["ok"] and warm["compiled"] == 0
+    assert warm["loaded"] == []  # imported by the first compile, and there is none
+
+
 def test_ahead_of_time_beside_the_module(project):
     assert aot(project).returncode == 0
     assert os.listdir(project / "__pycache__")

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numba
@@ -22,6 +20,7 @@ from ..abi import CopyIn
 from ..errors import UnsupportedError, XpucError
 from ..passes import Target
 from . import host_parfors
+from .compiled import CompiledParfor, OffloadTarget, count_kernel_compiled
 from .literal_arguments import arguments_of
 from .parfor_reductions import Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
@@ -35,30 +34,6 @@ if TYPE_CHECKING:  # the MLIR half, loaded by the first compile (passes.__getatt
     from ..passes.launch_plan import KernelLaunch, LaunchPlan
 
 
-@dataclass
-class CompiledParfor:
-    kernel: ParforKernel
-    lowered: Lowered
-
-
-@dataclass
-class OffloadTarget:
-    """What lowering needs to know about the device it compiles for, and where
-    it records what it produced (per signature, for ``inspect_mlir``)."""
-
-    target: Target
-    compiled: dict[tuple, list[CompiledParfor]] = field(default_factory=dict)
-
-
-_kernels_compiled = 0
-_count_lock = threading.Lock()
-
-
-def kernels_compiled() -> int:
-    """SPIR-V modules produced by the MLIR pipeline in this process."""
-    return _kernels_compiled
-
-
 DUMP_DIR_VARIABLE = "XPUC_DUMP_DIR"
 
 
@@ -67,11 +42,9 @@ def compile_to_spirv(name: str, mlir: str, target: Target,
     """Lower a kernel module through ``stages`` (the parfor stages of
     ``target``'s device family unless told), counted in ``kernels_compiled``
     and kept in ``XPUC_DUMP_DIR`` if that is set."""
-    global _kernels_compiled
     dump_dir = os.environ.get(DUMP_DIR_VARIABLE)
     lowered = passes.lower(mlir, target, stages=stages, keep_texts=bool(dump_dir))
-    with _count_lock:
-        _kernels_compiled += 1
+    count_kernel_compiled()
     if dump_dir:
         _dump(name, lowered, dump_dir)
     return lowered

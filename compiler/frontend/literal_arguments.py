@@ -18,11 +18,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from numba.core import errors, ir, types
 from numba.core.dispatcher import Dispatcher
 
-from .translation import Translation, constant_value
+if TYPE_CHECKING:  # the compiler's: the dispatcher imports this module to run cached code
+    from .translation import Translation
 
 
 def request_literal_arguments(t: Translation, shape: ir.Var) -> None:
@@ -52,6 +54,8 @@ def _outer_variables(t: Translation, shape: ir.Var) -> tuple[str, ...]:
     """The integer variables from outside the body (kernel parameters) that
     the unknown items of ``shape`` are; empty when an item is computed in
     the body."""
+    from .translation import constant_value
+
     definition = t.definition(shape)
     while isinstance(definition, ir.Var):  # an inlined function's parameter
         definition = t.definition(definition)
