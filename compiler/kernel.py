@@ -285,9 +285,10 @@ class _LaunchPlan:
             return
         for queue in self.placement.waited:  # as place() does
             queue.wait()
-        # a device that takes NumPy's memory as it is needs no copies
-        copies = bool(self.numpy) and not self.handle.uses_host_memory
-        if not copies:  # the arrays used in place: one runtime entry begins, launches, ends
+        if not self.numpy:  # device arrays only: one runtime entry begins, launches, ends
+            self._launch(args, _NO_ADDRESSES, global_size, local_size, self.handle)
+            return
+        if self.handle.uses_host_memory:  # the device takes NumPy's memory as it is
             addresses = {i: args[i].__array_interface__["data"][0] for i in self.numpy}
             self._launch(args, addresses, global_size, local_size, self.handle)
             return
@@ -322,6 +323,9 @@ class _LaunchPlan:
 
 
 _RANGE_AXES = 3  # x, y, z
+
+# the NumPy arrays' addresses of a launch that takes none (only read)
+_NO_ADDRESSES: dict[int, int] = {}
 
 
 def _padded_extents(global_size: tuple[int, ...]) -> list[int]:

@@ -318,6 +318,8 @@ class KernelLaunch:
         self.kinds = (c_int32 * max(self.count, 1))(*kinds)
         self.hash = spirv_hash(spirv) if spirv_hash_value is None else spirv_hash_value
         self._slots = c_uint64 * max(self.count, 1)
+        # what every launch passes before its slots, made once
+        self._module = (spirv, len(spirv), self.hash, self.name)
 
     def __call__(self, slots: Sequence[int], global_size: Sequence[int],
                  local_size: Sequence[int] | None = None, queue: Queue | None = None) -> None:
@@ -327,8 +329,8 @@ class KernelLaunch:
         ndim = len(global_size)
         # more than 3 dimensions: the runtime's to refuse, with its message
         sizes = _SIZES.get(ndim) or c_int64 * ndim
-        launch = (self.spirv, len(self.spirv), self.hash, self.name, self._slots(*slots),
-                  self.kinds, self.count, sizes(*global_size), sizes(*(local_size or ())), ndim)
+        launch = (*self._module, self._slots(*slots), self.kinds, self.count,
+                  sizes(*global_size), sizes(*local_size) if local_size else None, ndim)
         check(_lib.xpuc_launch(*launch) if queue is None
               else _lib.xpuc_call_launch(queue.handle, *launch))
 
