@@ -8,7 +8,14 @@ further cold compile (another one-kernel function), for Numba too.
 Prints the CPU model and a Markdown table of medians over ``--runs``
 processes; the cold runs each start with an empty cache.
 
-    python benchmarks/bench_first_call.py [--runs R] [--size N]
+``--starts P`` times whole starts instead, as a user's script pays them:
+P pairs of fresh processes, xpuc's and Numba's in turns, each timed from
+its first line (its imports, then one call of ``a * b + c`` on 1000
+elements: xpuc's in a device context, Numba's ``parallel=True``), warm
+(``cache=True``, the cache filled) and cold; medians of each side and of
+the pairs' ratios.
+
+    python benchmarks/bench_first_call.py [--runs R] [--size N] [--starts P]
 """
 
 from __future__ import annotations
@@ -104,6 +111,64 @@ def first_call(directory: str, mode: str, function: str, cache_dir: str, size: i
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+START = '''
+import time
+start = time.perf_counter()
+import numpy as np
+import {library}
+
+@{decorator}
+def fma(a, b, c):
+    return a * b + c
+
+a = np.random.rand(1000)
+with {context}:
+    fma(a, a, a)
+print((time.perf_counter() - start) * 1e3)
+'''
+
+START_SIDES = {"xpuc": dict(library="xpuc", decorator="xpuc.jit({options})",
+                            context='xpuc.device_context("opencl:cpu")'),
+               "numba": dict(library="contextlib, numba",
+                             decorator="numba.njit(parallel=True{options})",
+                             context="contextlib.nullcontext()")}
+
+
+def start_ms(directory: str, side: str, warm: bool, cache_dir: str) -> float:
+    """Milliseconds of one fresh process's start (imports and first call)."""
+    options = ("cache=True" if side == "xpuc" else ", cache=True") if warm else ""
+    fields = {key: value.format(options=options) for key, value in START_SIDES[side].items()}
+    script = os.path.join(directory, f"start_{side}_{'warm' if warm else 'cold'}.py")
+    with open(script, "w") as out:
+        out.write(START.format(**fields))
+    env = dict(os.environ, XPUC_CACHE_DIR=cache_dir, NUMBA_CACHE_DIR=cache_dir)
+    done = subprocess.run([sys.executable, script], cwd=directory, env=env,
+                          capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
+def process_starts(pairs: int) -> None:
+    """Warm and cold starts of xpuc and Numba, in turns (see the module's text)."""
+    print(f"process starts on {cpu_model()}: {pairs} pairs in turns, ms\n")
+    print("| start | xpuc | Numba parallel | ratio (median of pairs) | ratios |")
+    print("|---|---:|---:|---:|---|")
+    with tempfile.TemporaryDirectory() as directory:
+        for warm in (True, False):
+            times: dict[str, list[float]] = {"xpuc": [], "numba": []}
+            for pair in range(pairs + warm):  # a warm run's first pair fills the caches
+                for side in times:
+                    cache_dir = os.path.join(directory, "cache" if warm else f"cold-{pair}")
+                    times[side].append(start_ms(directory, side, warm, cache_dir))
+            if warm:
+                times = {side: found[1:] for side, found in times.items()}
+            ratios = sorted(x / n for x, n in zip(times["xpuc"], times["numba"]))
+            print(f"| {'warm, cache=True' if warm else 'cold'} | "
+                  f"{statistics.median(times['xpuc']):.0f} | "
+                  f"{statistics.median(times['numba']):.0f} | "
+                  f"{statistics.median(ratios):.2f}x | "
+                  + ", ".join(f"{r:.2f}" for r in ratios) + " |", flush=True)
+
+
 def median(rows: list[dict], key: str) -> float:
     return statistics.median(row[key] for row in rows)
 
@@ -112,7 +177,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="processes per case (median)")
     parser.add_argument("--size", type=int, default=10**6, help="elements of each array")
+    parser.add_argument("--starts", type=int, default=0,
+                        help="time P pairs of whole process starts instead")
     args = parser.parse_args()
+    if args.starts:
+        process_starts(args.starts)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         for mode in ("jit", "aot", "numba", "numba_cold", "numba_serial_cold"):
