@@ -254,6 +254,8 @@ ENTRIES: dict[str, Entry] = {
         # launches
         _entry("xpuc_launch", "status", *_LAUNCH_PARAMS, host_code=True),
         _entry("xpuc_call_launch", "status", ("queue", "queue*"), *_LAUNCH_PARAMS),
+        _entry("xpuc_build_ahead", "status", ("queue", "queue*"), ("spirv", "const void*"),
+               ("spirv_len", "i64"), ("spirv_hash", "u64")),
         _entry("xpuc_parfor_on_host", "status", ("kernel_name", "const char*"),
                ("trip_count", "i64"), ("iteration_cost", "i64"), ("on_host", "i32*"),
                host_code=True),

@@ -35,13 +35,15 @@ from numba.core.caching import (
     UserProvidedCacheLocator,
 )
 
-from . import abi
+from . import abi, runtime
 from .cuda_runtime import CudaDevice
 from .device import root_device
-from .errors import XpucError
+from .errors import DeviceError, XpucError
 
 if TYPE_CHECKING:  # imported when a SYCL device is first named: xpuc imports without it
     import dpctl
+
+    from .frontend import CompiledParfor
 
 CACHE_DIR_VARIABLE = "XPUC_CACHE_DIR"
 
@@ -105,7 +107,8 @@ class OffloadCache(FunctionCache):
 
     _impl_class = _OffloadCacheImpl
 
-    def __init__(self, py_func: Callable, key: tuple, load: bool, save: bool) -> None:
+    def __init__(self, py_func: Callable, key: tuple, load: bool, save: bool,
+                 compiled: dict[tuple, list[CompiledParfor]]) -> None:
         super().__init__(py_func)
         # compiled host code is linked to the runtime entries it calls
         self._xpuc_key = (key, toolchain_versions(), _HOST_CODE_ENTRIES)
@@ -115,6 +118,14 @@ class OffloadCache(FunctionCache):
             cache_path=self._cache_path,
             filename_base=f"{self._impl.filename_base}.xpuc-{tag}",
             source_stamp=self._impl.locator.get_source_stamp())
+        # each entry's device modules, beside it: a load has them built while
+        # Numba loads the entry (its registries' refresh takes longer than a
+        # process's first build); what the build recorded, by argument types
+        self._modules_file = IndexDataCacheFile(
+            cache_path=self._cache_path,
+            filename_base=f"{self._impl.filename_base}.xpuc-{tag}-modules",
+            source_stamp=self._impl.locator.get_source_stamp())
+        self._compiled = compiled
 
     def _index_key(self, sig, codegen) -> tuple:
         return (*super()._index_key(sig, codegen), self._xpuc_key)
@@ -123,6 +134,7 @@ class OffloadCache(FunctionCache):
         if not self._load:
             return None
         try:
+            self._build_ahead(sig, target_context.codegen())
             return super().load_overload(sig, target_context)
         except Exception as error:  # noqa: BLE001 (any unreadable entry: recompile)
             self._unreadable(error)
@@ -132,16 +144,41 @@ class OffloadCache(FunctionCache):
         if not self._save:
             return
         try:
-            super().save_overload(sig, data)
+            self._save_entry(sig, data)
         except Exception as error:  # noqa: BLE001 (a corrupted index: start it afresh)
             self._unreadable(error)
             self._cache_file.flush()
-            super().save_overload(sig, data)
+            self._modules_file.flush()
+            self._save_entry(sig, data)
+
+    def _save_entry(self, sig, data) -> None:
+        super().save_overload(sig, data)
+        modules = [p.lowered.binary for p in self._compiled.get(tuple(data.fndesc.argtypes), ())
+                   if p.lowered.binary]
+        self._modules_file.save(self._index_key(sig, data.codegen), modules)
+
+    def _build_ahead(self, sig, codegen) -> None:
+        """Build the device modules of the entry for ``sig`` on the queue of
+        the call that loads it, in a thread of their own (the runtime's kernel
+        cache has the launches find them, or wait for their build)."""
+        queue = runtime.named_call_queue()
+        modules = self._modules_file.load(self._index_key(sig, codegen)) if queue else None
+        if modules:
+            threading.Thread(target=_build_modules, args=(queue, modules),
+                             name="xpuc-build-ahead").start()
 
     def _unreadable(self, error: Exception) -> None:
         warnings.warn(f"xpuc: ignoring an unreadable cache entry of {self._name} in "
                       f"{self._cache_path} ({type(error).__name__}: {error}); recompiling",
                       CacheWarning, stacklevel=4)
+
+
+def _build_modules(queue: runtime.Queue, modules: list[bytes]) -> None:
+    for module in modules:
+        try:
+            runtime.build_ahead(queue, module)
+        except DeviceError:  # the launch builds it again, and reports why it fails
+            return
 
 
 _ahead = threading.local()
@@ -160,13 +197,16 @@ def compiling_ahead(save: bool) -> Iterator[None]:
         del _ahead.save
 
 
-def offload_cache(py_func: Callable, key: tuple, cache_option: bool):
-    """The cache an offloaded build of ``py_func`` for ``key`` uses: Numba's
+def offload_cache(py_func: Callable, key: tuple, cache_option: bool,
+                  compiled: dict[tuple, list[CompiledParfor]]):
+    """The cache an offloaded build of ``py_func`` for ``key`` uses (its
+    parfors as compiled recorded, ``OffloadTarget.compiled``): Numba's
     NullCache for a function no locator can place (defined in a REPL)."""
     ahead = getattr(_ahead, "save", None)
     try:
         return OffloadCache(py_func, key, load=ahead is None,
-                            save=bool(ahead) if ahead is not None else cache_option)
+                            save=bool(ahead) if ahead is not None else cache_option,
+                            compiled=compiled)
     except RuntimeError:  # Numba: "no locator available"
         if cache_option:
             raise XpucError(f"{py_func.__qualname__}: cache=True, but there is nowhere to "

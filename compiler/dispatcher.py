@@ -192,8 +192,9 @@ class JitFunction:
         last = self._last
         if last is not None and last[0] is queue:
             return last[1:]
-        dispatcher, offload = self._for_device(device_of(queue))
         handle = runtime_queue(queue)
+        runtime.call_queue(handle)  # loads from the cache build their kernels ahead on it
+        dispatcher, offload = self._for_device(device_of(queue))
         self._last = (queue, dispatcher, handle, offload.target.fp64)
         return self._last[1:]
 
@@ -216,7 +217,7 @@ class JitFunction:
                 remember_literal_arguments(dispatcher)
                 # its own cache files, not the CPU build's (set before compiling)
                 dispatcher._cache = offload_cache(self.py_func, device_key(device, target),
-                                                  cache_option)
+                                                  cache_option, offload.compiled)
                 for signature in self._signatures or ():
                     with literals_refused():
                         dispatcher.compile(signature)

@@ -236,6 +236,18 @@ def call_queue(queue: Queue | None) -> None:
         _named.queue = queue
 
 
+def named_call_queue() -> Queue | None:
+    """The queue ``call_queue`` last named on this thread."""
+    return _named.queue
+
+
+def build_ahead(queue: Queue, spirv: bytes) -> None:
+    """Build the module ``spirv`` for ``queue``'s device as its first launch
+    would (``xpuc_build_ahead``), without the GIL: from another thread, ahead
+    of the launch, which then finds it built."""
+    check(_lib.xpuc_build_ahead(queue.handle, spirv, len(spirv), spirv_hash(spirv)))
+
+
 def usm_alloc(queue: Queue, nbytes: int, kind: int = USM_DEVICE) -> int:
     """Allocate USM memory (``USM_DEVICE``, ``USM_SHARED`` or ``USM_HOST``)."""
     pointer = c_void_p()

@@ -58,6 +58,10 @@ typedef struct queue_backend {
                   const char *kernel_name, const uint64_t *arg_slots, const int32_t *arg_kinds,
                   int32_t nargs, const int64_t *global, const int64_t *local, int32_t ndim,
                   bool *ran);
+    /* Builds the module into the backend's cache for q's device, as a launch
+     * of it would, launching nothing (xpuc_build_ahead); NULL where a family
+     * builds nothing ahead. */
+    int (*build_ahead)(xpuc_queue *q, const void *binary, int64_t length, uint64_t hash);
     /* Frees what the backend holds of q (not q itself). */
     void (*release)(xpuc_queue *q);
 } queue_backend;

@@ -55,6 +55,16 @@ int xpuc_call_launch(xpuc_queue *queue, const void *binary, int64_t binary_len,
     return status != XPUC_OK ? status : ended;
 }
 
+int xpuc_build_ahead(xpuc_queue *queue, const void *binary, int64_t binary_len,
+                     uint64_t binary_hash)
+{
+    if (!queue || !binary || binary_len <= 0)
+        return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_build_ahead");
+    if (!queue->backend->build_ahead)
+        return XPUC_OK;
+    return queue->backend->build_ahead(queue, binary, binary_len, binary_hash);
+}
+
 /* ---- the cost model: tiny parfors stay on the host ------------------------ */
 
 /* Timed copies per measurement, after one that warms the queue up. */

@@ -181,6 +181,13 @@ int xpuc_call_launch(xpuc_queue *queue, const void *spirv, int64_t spirv_len,
                      const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
                      const int64_t *local, int32_t ndim);
 
+/* Builds the module as the first xpuc_launch of it on `queue` would (once per
+ * process per context, device and hash), launching nothing: a thread can build
+ * ahead what a launch will need, and the launch then finds it built, or waits
+ * for the build under way. Nothing to do on a CUDA queue. */
+int xpuc_build_ahead(xpuc_queue *queue, const void *spirv, int64_t spirv_len,
+                     uint64_t spirv_hash);
+
 /* The cost model: whether the parfor `kernel_name` of `trip_count` iterations,
  * each estimated to cost `iteration_cost` ns on the host, runs on the host
  * rather than as a launch on the current call's queue. With

@@ -108,13 +108,15 @@ import mod
 a = np.arange(4.0)
 with xpuc.device_context("opencl:cpu"):
     result = mod.fma(a, a, a)
-print(json.dumps({{"compiled": xpuc.stats()["kernels_compiled"],
+stats = xpuc.stats()
+print(json.dumps({{"compiled": stats["kernels_compiled"], "builds": stats["kernel_builds"],
+                  "hits": stats["kernel_cache_hits"],
                   "ok": result.tolist() == [0.0, 2.0, 6.0, 12.0],
                   "loaded": [m for m in {COMPILER_MODULES!r} if m in sys.modules]}}))
 '''
 
 
-def test_a_warm_start_imports_no_compiler(tmp_path):
+def test_a_warm_start_imports_no_compiler_and_builds_its_kernels_ahead(tmp_path):
     (tmp_path / "mod.py").write_text(
         "import xpuc\n\n@xpuc.jit(cache=True)\ndef fma(a, b, c):\n    return a * b + c\n")
     env = {k: v for k, v in os.environ.items() if k != "XPUC_CACHE_DIR"}
@@ -128,6 +130,9 @@ def test_a_warm_start_imports_no_compiler(tmp_path):
     assert cold["ok"] and cold["compiled"] == 1 and "xpuc.frontend.pipeline" in cold["loaded"]
     assert warm["ok"] and warm["compiled"] == 0
     assert warm["loaded"] == []  # imported by the first compile, and there is none
+    # the load had the module built while Numba loaded the host code: the launch found it
+    assert (cold["builds"], cold["hits"]) == (1, 0)
+    assert (warm["builds"], warm["hits"]) == (1, 1)
 
 
 def test_ahead_of_time_beside_the_module(project):

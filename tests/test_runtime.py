@@ -472,6 +472,36 @@ def test_module_is_built_once_across_threads(queue, spirv):
     assert_counts(kernel_launches=4, kernel_builds=1, kernel_cache_hits=3)
 
 
+@xpuc.kernel
+def _nothing():
+    pass
+
+
+def test_a_module_built_ahead_is_found_by_its_launch(queue, sycl_queue):
+    with xpuc.device_context(sycl_queue):
+        _nothing[1]()
+    ((name, spirv),) = _nothing.inspect_spirv().items()
+    rt.reset_stats()
+    spirv_hash = fresh_hash()
+    assert rt._lib.xpuc_build_ahead(queue.handle, spirv, len(spirv), spirv_hash) == Status.OK
+    assert_counts(kernel_builds=1, kernel_launches=0)
+    rt.call_begin(queue)
+    try:
+        rt.launch(spirv, name, [], (1,), spirv_hash_value=spirv_hash)
+    finally:
+        rt.call_end()
+    assert_counts(kernel_launches=1, kernel_builds=1, kernel_cache_hits=1)
+    # built already: nothing more to do
+    assert rt._lib.xpuc_build_ahead(queue.handle, spirv, len(spirv), spirv_hash) == Status.OK
+    assert_counts(kernel_builds=1)
+
+
+def test_a_module_that_does_not_build_ahead_says_why(queue):
+    with pytest.raises(DeviceError, match="malformed module"):
+        rt.build_ahead(queue, bytes(range(24)))
+    assert rt._lib.xpuc_build_ahead(None, b"\0" * 24, 24, 0) == Status.ERR_INVALID
+
+
 def test_kernels_are_cached_per_context_and_device(queue, sycl_queue, spirv):
     # a queue on another context needs its own build; one on the same context
     # and device (another queue object, wrapped anew) finds the first build

@@ -301,6 +301,17 @@ static int lookup_kernel(xpuc_queue *q, const void *spirv, int64_t length, uint6
     return XPUC_OK;
 }
 
+int build_module_ahead(xpuc_queue *q, const void *spirv, int64_t length, uint64_t hash)
+{
+    /* Under the cache's lock, as a launch builds: a launch of the module that
+     * comes meanwhile waits for this build rather than making its own. */
+    pthread_mutex_lock(&cache_lock);
+    cached_module *m = find_module(q->target, hash, length);
+    int status = m ? XPUC_OK : build_module(q, spirv, length, hash, "(built ahead)", &m);
+    pthread_mutex_unlock(&cache_lock);
+    return status;
+}
+
 int get_kernel(xpuc_queue *q, const void *spirv, int64_t length, uint64_t hash,
                const char *kernel_name, cached_kernel **out)
 {

@@ -43,6 +43,7 @@ const queue_backend sycl_backend = {
     .same_device = sycl_same_device,
     .wait_caller = sycl_wait_caller,
     .launch = submit_kernel,
+    .build_ahead = build_module_ahead,
     .release = sycl_release,
 };
 
