@@ -34,11 +34,12 @@ from numba.core.caching import (
     NullCache,
     UserProvidedCacheLocator,
 )
+from numba.core.runtime import rtsys
 
 from . import abi, runtime
 from .cuda_runtime import CudaDevice
 from .device import root_device
-from .errors import DeviceError, XpucError
+from .errors import XpucError
 
 if TYPE_CHECKING:  # imported when a SYCL device is first named: xpuc imports without it
     import dpctl
@@ -135,7 +136,15 @@ class OffloadCache(FunctionCache):
             return None
         try:
             self._build_ahead(sig, target_context.codegen())
-            return super().load_overload(sig, target_context)
+            # Numba's load refreshes the target context first: it imports and
+            # installs every registry of implementations (and SciPy's, to find
+            # BLAS), 0.3 s and more of a warm start, for compiling. Loaded code
+            # compiles nothing; it links against the NRT, which is initialized
+            # here, and Numba's other symbols, which are added at import (its
+            # hashing's, imported with xpuc) or by the entry's reload_init.
+            rtsys.initialize(target_context)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
         except Exception as error:  # noqa: BLE001 (any unreadable entry: recompile)
             self._unreadable(error)
             return None
@@ -158,27 +167,17 @@ class OffloadCache(FunctionCache):
         self._modules_file.save(self._index_key(sig, data.codegen), modules)
 
     def _build_ahead(self, sig, codegen) -> None:
-        """Build the device modules of the entry for ``sig`` on the queue of
-        the call that loads it, in a thread of their own (the runtime's kernel
-        cache has the launches find them, or wait for their build)."""
+        """Have the device modules of the entry for ``sig`` built on the queue
+        of the call that loads it, while Numba loads the entry."""
         queue = runtime.named_call_queue()
         modules = self._modules_file.load(self._index_key(sig, codegen)) if queue else None
         if modules:
-            threading.Thread(target=_build_modules, args=(queue, modules),
-                             name="xpuc-build-ahead").start()
+            runtime.build_ahead(queue, modules)
 
     def _unreadable(self, error: Exception) -> None:
         warnings.warn(f"xpuc: ignoring an unreadable cache entry of {self._name} in "
                       f"{self._cache_path} ({type(error).__name__}: {error}); recompiling",
                       CacheWarning, stacklevel=4)
-
-
-def _build_modules(queue: runtime.Queue, modules: list[bytes]) -> None:
-    for module in modules:
-        try:
-            runtime.build_ahead(queue, module)
-        except DeviceError:  # the launch builds it again, and reports why it fails
-            return
 
 
 _ahead = threading.local()

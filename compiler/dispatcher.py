@@ -195,6 +195,7 @@ class JitFunction:
         handle = runtime_queue(queue)
         runtime.call_queue(handle)  # loads from the cache build their kernels ahead on it
         dispatcher, offload = self._for_device(device_of(queue))
+        offload.queue = handle
         self._last = (queue, dispatcher, handle, offload.target.fp64)
         return self._last[1:]
 

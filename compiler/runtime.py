@@ -241,11 +241,19 @@ def named_call_queue() -> Queue | None:
     return _named.queue
 
 
-def build_ahead(queue: Queue, spirv: bytes) -> None:
-    """Build the module ``spirv`` for ``queue``'s device as its first launch
-    would (``xpuc_build_ahead``), without the GIL: from another thread, ahead
-    of the launch, which then finds it built."""
-    check(_lib.xpuc_build_ahead(queue.handle, spirv, len(spirv), spirv_hash(spirv)))
+def build_ahead(queue: Queue, modules: Sequence[bytes]) -> None:
+    """Build ``modules`` for ``queue``'s device as their first launches would
+    (``xpuc_build_ahead``), in a thread of their own, while the caller goes on
+    (the runtime's call takes no GIL): their launches find them in the kernel
+    cache, or wait for the build under way. A module that does not build is
+    left to its launch, which builds it again and reports why."""
+
+    def build() -> None:
+        for module in modules:
+            if _lib.xpuc_build_ahead(queue.handle, module, len(module), spirv_hash(module)):
+                return
+
+    threading.Thread(target=build, name="xpuc-build-ahead").start()
 
 
 def usm_alloc(queue: Queue, nbytes: int, kind: int = USM_DEVICE) -> int:

@@ -130,8 +130,9 @@ def test_a_warm_start_imports_no_compiler_and_builds_its_kernels_ahead(tmp_path)
     assert cold["ok"] and cold["compiled"] == 1 and "xpuc.frontend.pipeline" in cold["loaded"]
     assert warm["ok"] and warm["compiled"] == 0
     assert warm["loaded"] == []  # imported by the first compile, and there is none
-    # the load had the module built while Numba loaded the host code: the launch found it
-    assert (cold["builds"], cold["hits"]) == (1, 0)
+    # built once, ahead of its launch or by it; the warm load had it built while Numba
+    # loaded the host code (a refresh of its registries, which takes longer): its launch found it
+    assert cold["builds"] == 1
     assert (warm["builds"], warm["hits"]) == (1, 1)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..passes import Lowered, Target
+    from ..runtime import Queue
     from .parfor_to_mlir import ParforKernel
 
 
@@ -27,6 +28,9 @@ class OffloadTarget:
 
     target: Target
     compiled: dict[tuple, list[CompiledParfor]] = field(default_factory=dict)
+    # the queue of the latest call on the device: what is compiled for it is
+    # built on it ahead of its launch (runtime.build_ahead)
+    queue: Queue | None = None
 
 
 _kernels_compiled = 0

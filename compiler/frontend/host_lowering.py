@@ -454,6 +454,8 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
         raise UnsupportedError(f"{parfor.loc.filename}:{parfor.loc.line}: {error}") from None
     offload.compiled.setdefault(tuple(fndesc.argtypes), []).append(
         CompiledParfor(kernel, lowered))
+    if offload.queue is not None and lowered.binary:  # built while Numba compiles the host code
+        runtime.build_ahead(offload.queue, [lowered.binary])
 
     for inst in parfor.init_block.body:
         lowerer.lower_inst(inst)
