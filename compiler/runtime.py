@@ -338,8 +338,10 @@ class KernelLaunch:
         self.kinds = (c_int32 * max(self.count, 1))(*kinds)
         self.hash = spirv_hash(spirv) if spirv_hash_value is None else spirv_hash_value
         self._slots = c_uint64 * max(self.count, 1)
-        # what every launch passes before its slots, made once
-        self._module = (spirv, len(spirv), self.hash, self.name)
+        # what every launch passes before its slots, made once; as C values,
+        # as the entries bound for launches without argument types take them
+        self._module = (spirv, c_int64(len(spirv)), c_uint64(self.hash), self.name)
+        self._count = c_int32(self.count)
 
     def __call__(self, slots: Sequence[int], global_size: Sequence[int],
                  local_size: Sequence[int] | None = None, queue: Queue | None = None) -> None:
@@ -349,14 +351,22 @@ class KernelLaunch:
         ndim = len(global_size)
         # more than 3 dimensions: the runtime's to refuse, with its message
         sizes = _SIZES.get(ndim) or c_int64 * ndim
-        launch = (*self._module, self._slots(*slots), self.kinds, self.count,
-                  sizes(*global_size), sizes(*local_size) if local_size else None, ndim)
-        check(_lib.xpuc_launch(*launch) if queue is None
-              else _lib.xpuc_call_launch(queue.handle, *launch))
+        launch = (*self._module, self._slots(*slots), self.kinds, self._count,
+                  sizes(*global_size), sizes(*local_size) if local_size else None,
+                  _RANKS.get(ndim) or c_int32(ndim))
+        check(_launch_values(*launch) if queue is None
+              else _call_launch_values(c_void_p(queue.handle), *launch))
 
 
 # a launch range's sizes as a C array, by its number of dimensions (0: none)
 _SIZES = {ndim: c_int64 * max(ndim, 1) for ndim in range(4)}
+_RANKS = {ndim: c_int32(ndim) for ndim in range(4)}
+
+# xpuc_launch and xpuc_call_launch bound again without argument types, for
+# KernelLaunch, which passes C values only: ctypes then converts none of the
+# eleven (converting them cost 1 us of a 7 us launch); they return a status
+_launch_values = _lib._FuncPtr(("xpuc_launch", _lib))
+_call_launch_values = _lib._FuncPtr(("xpuc_call_launch", _lib))
 
 
 def launch(
