@@ -120,8 +120,7 @@ class OffloadCache(FunctionCache):
             filename_base=f"{self._impl.filename_base}.xpuc-{tag}",
             source_stamp=self._impl.locator.get_source_stamp())
         # each entry's device modules, beside it: a load has them built while
-        # Numba loads the entry (its registries' refresh takes longer than a
-        # process's first build); what the build recorded, by argument types
+        # Numba loads the host code; what the build recorded, by argument types
         self._modules_file = IndexDataCacheFile(
             cache_path=self._cache_path,
             filename_base=f"{self._impl.filename_base}.xpuc-{tag}-modules",
