@@ -46,12 +46,12 @@ typedef struct cached_kernel {
     char name[];
 } cached_kernel;
 
-/* The kernel `kernel_name` of the SPIR-V module (spirv, length, hash) for q's
- * target, built now if it was not before. */
 /* The module built into the kernel cache for q's target, if it is not there
  * (xpuc_build_ahead). */
 HIDDEN int build_module_ahead(xpuc_queue *q, const void *spirv, int64_t length,
                               uint64_t hash);
+/* The kernel `kernel_name` of the SPIR-V module (spirv, length, hash) for q's
+ * target, built now if it was not before. */
 HIDDEN int get_kernel(xpuc_queue *q, const void *spirv, int64_t length, uint64_t hash,
                       const char *kernel_name, cached_kernel **out);
 
