@@ -15,7 +15,8 @@ GPU idles, has rounds of its own after the others. Prints a Markdown table,
 writes JSON (``--json``) with the GPU, driver and versions. Run from the repository's root as
 scripts/cuda-device-tests.sh sets up (``xpuc`` importable):
 
-    python benchmarks/bench_cuda_suite.py [--repeat R] [--only NAME] [--leave-out PATH] [--json PATH]
+    python benchmarks/bench_cuda_suite.py [--repeat R] [--only NAME] [--leave-out PATH]
+        [--json PATH]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numba.core import ir
-from numba.parfors.parfor import Parfor
+from numba.parfors.parfor import Parfor, init_prange
 
 from ...dialects import INDEX, ScalarType, Value, arith
 from ...errors import UnsupportedError
@@ -57,6 +57,16 @@ def _range(t: Translation, expr: ir.Expr, target: ir.Var) -> _Range:
     if len(bounds) == 2:
         bounds.append(t.b.constant(1, i64))
     return _Range(*bounds)
+
+
+@call_rule(init_prange)
+def _library_prange(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
+    """The mark of a prange in library code that Numba inlined into a body
+    (xpuc's own ``np.sum(a, axis=k)`` of a USM array is one): refused, as
+    the library call that brought it (``user_locations``)."""
+    raise UnsupportedError(
+        f"{where(expr.loc)}: its implementation is a parallel loop (a prange), which a parfor "
+        "body cannot run; write it as a serial loop in the body")
 
 
 @expression_rule("getiter")
