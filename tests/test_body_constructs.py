@@ -591,45 +591,41 @@ def view_of_an_array_expression(a, out):
     return out
 
 
-def test_body_arrays_that_cannot_be_computed_where_read_are_refused_by_name():
-    with xpuc.device_context(DEVICE):
-        with pytest.raises(xpuc.UnsupportedError) as refusal:
-            xpuc.jit(view_of_an_array_expression)(np.ones((3, 4)), np.zeros(3))
-        line = view_of_an_array_expression.__code__.co_firstlineno + 3
-        assert str(refusal.value) == (
-            f"{__file__}:{line}: an array computed in a parfor body where it is read (a product "
-            "with a matrix, an array expression, a copy) indexed with anything but one integer "
-            "per dimension")
-        with pytest.raises(xpuc.UnsupportedError) as refusal:
-            xpuc.jit(shift_within_rows)(np.ones((3, 4)))
-        line = shift_within_rows.__code__.co_firstlineno + 2
-        assert str(refusal.value) == (
-            f"{__file__}:{line}: in-place operator on a view of 'x' with another view of it in "
-            "a parfor body")
-        with pytest.raises(xpuc.UnsupportedError) as refusal:  # lengths of two slices apart
-            xpuc.jit(add_shifted_rows)(np.ones((3, 4)), np.ones((3, 4)))
-        line = add_shifted_rows.__code__.co_firstlineno + 2
-        assert str(refusal.value).startswith(
-            f"{__file__}:{line}: the sizes of a slice and a length computed in the body in a "
-            "parfor body, which xpuc cannot compare before the launch")
-        with pytest.raises(xpuc.UnsupportedError) as refusal:
-            xpuc.jit(copy_of_a_written_array)(np.ones((3, 4)), np.zeros(3))
-        line = copy_of_a_written_array.__code__.co_firstlineno + 2
-        assert str(refusal.value) == (
-            f"{__file__}:{line}: .copy() of 'x' in a parfor body: xpuc copies only real arrays "
-            "from outside the loop that it does not write")
-        with pytest.raises(xpuc.UnsupportedError) as refusal:
-            xpuc.jit(mask_read_at_an_element)(np.arange(5.0), np.zeros(3))
-        line = mask_read_at_an_element.__code__.co_firstlineno + 2
-        assert str(refusal.value).startswith(
-            f"{__file__}:{line}: 'x[...]', an array indexed with a boolean array, used in a "
-            "parfor body otherwise than by a loop over its elements")
-        with pytest.raises(xpuc.UnsupportedError) as refusal:
-            xpuc.jit(reshape_to_an_unknown_extent)(np.ones((3, 8)), np.zeros(3))
-        line = reshape_to_an_unknown_extent.__code__.co_firstlineno + 2
-        assert str(refusal.value) == (
-            f"{__file__}:{line}: reshape in a parfor body to anything but a shape of integers "
-            "that are not negative")
+# each refused body: its function, its arguments, the refused line's offset in
+# it, and the message after the location (whole, or its start)
+COMPUTED_ARRAY_REFUSALS = [
+    (view_of_an_array_expression, ((3, 4), 3), 3,
+     "an array computed in a parfor body where it is read (a product with a matrix, an array "
+     "expression, a copy) indexed with anything but one integer per dimension", True),
+    (shift_within_rows, ((3, 4),), 2,
+     "in-place operator on a view of 'x' with another view of it in a parfor body", True),
+    (add_shifted_rows, ((3, 4), (3, 4)), 2,  # lengths of two slices apart
+     "the sizes of a slice and a length computed in the body in a parfor body, which xpuc "
+     "cannot compare before the launch", False),
+    (copy_of_a_written_array, ((3, 4), 3), 2,
+     ".copy() of 'x' in a parfor body: xpuc copies only real arrays from outside the loop "
+     "that it does not write", True),
+    (mask_read_at_an_element, (5, 3), 2,
+     "'x[...]', an array indexed with a boolean array, used in a parfor body otherwise than "
+     "by a loop over its elements", False),
+    (reshape_to_an_unknown_extent, ((3, 8), 3), 2,
+     "reshape in a parfor body to anything but a shape of integers that are not negative", True),
+]
+
+
+@pytest.mark.parametrize(("function", "shapes", "offset", "message", "whole"),
+                         COMPUTED_ARRAY_REFUSALS,
+                         ids=[refusal[0].__name__ for refusal in COMPUTED_ARRAY_REFUSALS])
+def test_body_arrays_that_cannot_be_computed_where_read_are_refused_by_name(
+        function, shapes, offset, message, whole):
+    args = [np.ones(shape) for shape in shapes]  # refused when compiling: no value matters
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+        xpuc.jit(function)(*args)
+    expected = f"{__file__}:{function.__code__.co_firstlineno + offset}: {message}"
+    if whole:
+        assert str(refusal.value) == expected
+    else:
+        assert str(refusal.value).startswith(expected)
 
 
 # ---- complex functions -------------------------------------------------------------
