@@ -245,8 +245,10 @@ def test_dpnp_functions_numba_compiles_only_as_numpys_run_on_the_host():
 
 
 def test_dpnp_function_on_a_device_array_is_refused_as_host_code():
+    """A histogram of given edges is NumPy's host loop (of an integer count of
+    bins, it runs on the device: test_host_operations_offloaded.py)."""
     with pytest.raises(xpuc.UnsupportedError) as refusal:
-        histogram_counts(dpnp.asarray(np.ones(8)), 3)
+        histogram_counts(dpnp.asarray(np.ones(8)), dpnp.asarray(np.arange(4.0)))
     message = str(refusal.value)
     assert message.startswith(f"{__file__}:{_line(histogram_counts, 'histogram(')}: ")
     assert "host code uses elements of the usm_type='device' array 'r'" in message

@@ -420,18 +420,19 @@ def test_library_code_reading_device_usm_elements_is_refused():
 
 
 def test_other_host_access_to_device_usm_is_refused():
-    """What is not one element (a row assigned from host code) is refused
-    at compile time, naming the array and the line."""
+    """What is not one element nor a parfor (rows picked by an index array,
+    assigned from host code) is refused at compile time, naming the array and
+    the line."""
     @xpuc.jit
-    def fill_row(m):
-        m[0] = 1.0
+    def fill_rows(m, rows):
+        m[rows] = 1.0
         return m + 1.0
 
-    line = fill_row.py_func.__code__.co_firstlineno + 2
+    line = fill_rows.py_func.__code__.co_firstlineno + 2
     with pytest.raises(xpuc.UnsupportedError,
                        match=rf"test_usm.py:{line}: host code writes elements of the "
                              r"usm_type='device' array 'm'"):
-        fill_row(usm(np.zeros((2, 3))))
+        fill_rows(usm(np.zeros((2, 3))), usm(np.array([0, 1])))
 
 
 @pytest.mark.parametrize("usm_type", ["shared", "host"])

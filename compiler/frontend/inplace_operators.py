@@ -117,25 +117,37 @@ def _as_slice_assignment(state, stmt: ir.Stmt) -> list[ir.Stmt] | None:
     binop = ir.Expr.binop(expr.immutable_fn, expr.lhs, expr.rhs, loc)
     state.calltypes[binop] = result_signature
 
-    none = new_var("$inplace_none", types.none)
+    # one slice per dimension, as the parfor pass makes a parfor of a slice
+    # assignment only when it sets every dimension
+    making_index, index = slices_of_every_dimension(state, [], array_type.ndim, scope, loc)
+    store = ir.SetItem(expr.lhs, index, result, loc)
+    state.calltypes[store] = typingctx.resolve_function_type(
+        operator.setitem, (array_type, typemap[index.name], result_signature.return_type), {})
+    return [ir.Assign(binop, result, loc), *making_index, store,
+            ir.Assign(expr.lhs, stmt.target, loc)]
+
+
+def slices_of_every_dimension(state, slices: list[ir.Var], ndim: int, scope: ir.Scope,
+                              loc: ir.Loc) -> tuple[list[ir.Stmt], ir.Var]:
+    """The statements that make an index of ``ndim`` slices, ``slices``
+    followed by ``:`` for each dimension they leave out, and its variable."""
+    typemap, typingctx = state.typemap, state.typingctx
+
+    def new_var(prefix: str, var_type: types.Type) -> ir.Var:
+        var = ir.Var(scope, mk_unique_var(prefix), loc)
+        typemap[var.name] = var_type
+        return var
+
+    none = new_var("$none", types.none)
     slice_type = typingctx.resolve_value_type(slice)
-    slice_fn = new_var("$inplace_slice_fn", slice_type)
-    whole = new_var("$inplace_whole", types.slice2_type)
+    slice_fn = new_var("$slice_fn", slice_type)
+    whole = new_var("$whole", types.slice2_type)
     slice_call = ir.Expr.call(slice_fn, (none, none), (), loc)
     state.calltypes[slice_call] = typingctx.resolve_function_type(
         slice_type, (types.none, types.none), {})
-
-    # one slice per dimension, as the parfor pass makes a parfor of a slice
-    # assignment only when it sets every dimension
-    index_type = types.UniTuple(types.slice2_type, array_type.ndim)
-    index = new_var("$inplace_index", index_type)
-    store = ir.SetItem(expr.lhs, index, result, loc)
-    state.calltypes[store] = typingctx.resolve_function_type(
-        operator.setitem, (array_type, index_type, result_signature.return_type), {})
-    return [ir.Assign(binop, result, loc),
-            ir.Assign(ir.Const(None, loc), none, loc),
+    items = [*slices, *[whole] * (ndim - len(slices))]
+    index = new_var("$index", types.BaseTuple.from_types([typemap[v.name] for v in items]))
+    return [ir.Assign(ir.Const(None, loc), none, loc),
             ir.Assign(ir.Global("slice", slice, loc), slice_fn, loc),
             ir.Assign(slice_call, whole, loc),
-            ir.Assign(ir.Expr.build_tuple([whole] * array_type.ndim, loc), index, loc),
-            store,
-            ir.Assign(expr.lhs, stmt.target, loc)]
+            ir.Assign(ir.Expr.build_tuple(items, loc), index, loc)], index

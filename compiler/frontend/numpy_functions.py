@@ -12,7 +12,10 @@ makes parfors, as Numba's own parallel ``np.sum(a)`` and ``np.dot`` are.
   whose BLAS would cost every process's first compile 0.3 s);
 - ``a @ b`` and ``np.dot(a, b)`` of two matrices (mlp's ``x @ w``): one
   work-item per element of the product. Products with a vector in a parfor
-  body are the body's own (rules/products.py), computed where used.
+  body are the body's own (rules/products.py), computed where used;
+- in host code, ``a.copy()`` and ``np.copy(a)`` of any layout (stockham_fft's
+  copy of a transposed view) and ``np.histogram(a, bins)`` with an integer
+  ``bins`` (azimint_hist's).
 
 Each is a CPU-target overload, which Numba tries before its own (generic)
 ones, inlined into the caller before the parfor pass; for anything but USM
@@ -33,6 +36,7 @@ from numba.core import ir, types
 from numba.core.cgutils import is_nonelike
 from numba.core.extending import overload, overload_method, register_jitable
 from numba.np import numpy_support
+from numba.parfors.array_analysis import ArrayAnalysis
 
 from .inplace_operators import prange_body_labels
 from .usm import USMArray, coerced_class, empty_usm
@@ -163,6 +167,163 @@ def _register_axis_reduction(name: str) -> None:
 
 for _name in _REDUCTIONS:
     _register_axis_reduction(_name)
+
+
+def _in_host_code(expr: ir.Expr, caller_info, callee_info) -> bool:
+    """Numba's inline cost model of what is offloaded as a loop of its own:
+    inlined in host code, not in a prange body (where the body's rules take
+    the call as written)."""
+    in_prange = prange_body_labels(caller_info.func_ir, caller_info.typemap)
+    return not any(stmt.value is expr for label in in_prange
+                   for stmt in caller_info.func_ir.blocks[label].find_insts(ir.Assign))
+
+
+# ---- copies ---------------------------------------------------------------------------
+
+def _copy(array: types.Type):
+    """``np.copy(a)`` / ``a.copy()`` of a USM array of any layout: a C-contiguous
+    array of its USM kind, one work-item per element; None for others (Numba's
+    copy stands, host code)."""
+    if not (isinstance(array, USMArray) and array.ndim > 0):
+        return None
+    copy_type = array.copy(layout="C", readonly=False)
+
+    def copy(a):
+        numba.parfors.parfor.init_prange()
+        out = empty_usm(a.shape, copy_type)
+        for index in numba.pndindex(a.shape):
+            out[index] = a[index]
+        return out
+
+    return copy
+
+
+@overload(np.copy, target="cpu", inline=_in_host_code)
+def _np_copy(a):
+    return _copy(a)
+
+
+# the method too: Numba's would copy on the host (a method resolves by its
+# first template, so a USM array always takes this one)
+@overload_method(USMArray, "copy", target="cpu", inline=_in_host_code)
+def _copy_method(a):
+    copy = _copy(a)
+    return copy if copy is not None else (lambda a: np.copy(a))
+
+
+# ---- histograms of equal bins ----------------------------------------------------------
+# ``np.histogram(a, bins)`` with an integer ``bins``, as NumPy computes it:
+# the outer edges the range given, else a's minimum and maximum (reductions,
+# NumPy's ValueError where either is not finite, a NaN among them), widened
+# by 0.5 where equal; the edges np.linspace's, in its computing type
+# (``compute``: a's for a float a without a range, else float64) then in the
+# edges' (a's float type, else float64); an element's bin estimated from its
+# offset, then moved to the edges' side it lies on, the last bin closed; one
+# work-item per element, the counts updated atomically (SPEC rule 12).
+_HISTOGRAM = '''
+def histogram_factory(counts_type, edges_type, compute, edge):
+    half = compute(0.5)
+
+    def histogram(a, bins=10, range=None):
+        if bins <= 0:
+            raise ValueError("`bins` must be positive, when an integer")
+{outer_edges}
+        if first == last:
+            first = first - half
+            last = last + half
+        numba.parfors.parfor.init_prange()
+        edges = empty_usm((bins + 1,), edges_type)
+        delta = last - first
+        step = delta / compute(bins)
+        for i in numba.parfors.parfor.internal_prange(bins + 1):
+            if i == bins:
+                edges[i] = edge(last)
+            elif step == 0:
+                edges[i] = edge(compute(i) / compute(bins) * delta + first)
+            else:
+                edges[i] = edge(compute(i) * step + first)
+        counts = empty_usm((bins,), counts_type)
+        for i in numba.parfors.parfor.internal_prange(bins):
+            counts[i] = 0
+        low = edge(first)
+        high = edge(last)
+        for index in numba.pndindex(a.shape):
+            x = edge(a[index])
+            if x >= low and x <= high:
+                b = min(int((np.float64(x) - np.float64(low)) / (np.float64(high) - np.float64(low))
+                            * bins), bins - 1)
+                if x < edges[b]:
+                    b -= 1
+                elif x >= edges[b + 1] and b != bins - 1:
+                    b += 1
+                counts[b] += 1
+        return counts, edges
+
+    return histogram
+'''
+_AUTODETECTED_EDGES = '''
+        if a.size == 0:
+            first = compute(0)
+            last = compute(1)
+        else:
+            first = compute(a.min())
+            last = compute(a.max())
+            if not (np.isfinite(first) and np.isfinite(last)):
+                raise ValueError("autodetected range of np.histogram is not finite")'''
+_GIVEN_EDGES = '''
+        low, high = range
+        if low > high:
+            raise ValueError("max must be larger than min in range parameter.")
+        first = compute(low)
+        last = compute(high)
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError("supplied range of np.histogram is not finite")'''
+
+
+@functools.cache
+def _histogram_factory(range_given: bool):
+    namespace = {"numba": numba, "np": np, "empty_usm": empty_usm}
+    # compiled under this file's name: Numba's locations in it are library code's
+    exec(compile(_HISTOGRAM.format(outer_edges=_GIVEN_EDGES if range_given
+                                   else _AUTODETECTED_EDGES), __file__, "exec"), namespace)
+    return namespace["histogram_factory"]
+
+
+@overload(np.histogram, target="cpu", inline="always")
+def _histogram(a, bins=10, range=None):
+    """On a USM array of numbers with an integer ``bins``, and no ``range`` or
+    one of two numbers; None for others (Numba's host loop stands)."""
+    range_given = not is_nonelike(range)
+    if not (isinstance(a, USMArray) and isinstance(a.dtype, (types.Integer, types.Float))
+            and isinstance(bins, types.Integer)
+            and (not range_given or (isinstance(range, types.BaseTuple) and len(range) == 2
+                                     and all(isinstance(v, types.Number) for v in range)))):
+        return None
+    edge = a.dtype if isinstance(a.dtype, types.Float) else types.float64
+    compute = a.dtype if isinstance(a.dtype, types.Float) and not range_given else types.float64
+    array_class = type(a)
+    edge_dtype, compute_dtype = (numpy_support.as_dtype(t).type for t in (edge, compute))
+    return _histogram_factory(range_given)(array_class(types.intp, 1, "C"),
+                                           array_class(edge, 1, "C"), compute_dtype, edge_dtype)
+
+
+# ---- np.transpose's shape ---------------------------------------------------------------
+# Numba's array analysis reads np.transpose's ``axes`` only when positional:
+# ``np.transpose(a, axes=(1, 0, 2))`` was given the reversed shape, so that a
+# parfor over the view (its copy) ran over the wrong extents. Passed on as
+# positional, the keyword is read.
+
+_numba_transpose_shape = ArrayAnalysis._analyze_op_call_numpy_transpose
+
+
+def _transpose_shape(self, scope, equiv_set, loc, args, kws):
+    axes = kws.get("axes")
+    if axes is not None and len(args) == 1:
+        args = [*args, axes]
+    return _numba_transpose_shape(self, scope, equiv_set, loc, args, kws)
+
+
+ArrayAnalysis._analyze_op_call_numpy_transpose = _transpose_shape
 
 
 # ---- element-wise selections -------------------------------------------------------
@@ -328,9 +489,7 @@ def _inlined_here(expr: ir.Expr, caller_info, callee_info) -> bool:
     operands = [expr.lhs, expr.rhs] if expr.op == "binop" else expr.args
     if all(caller_info.typemap[v.name].ndim == 1 for v in operands):
         return True
-    in_prange = prange_body_labels(caller_info.func_ir, caller_info.typemap)
-    return not any(stmt.value is expr for label in in_prange
-                   for stmt in caller_info.func_ir.blocks[label].find_insts(ir.Assign))
+    return _in_host_code(expr, caller_info, callee_info)
 
 
 @overload(np.dot, target="cpu", inline=_inlined_here)

@@ -1,0 +1,203 @@
+"""Slice assignments Numba leaves to host code (``m[:] = v`` of a matrix,
+``mean[:] = np.sum(x, axis=0) / n``, ``m[0] = 1.0``), offloaded: Numba's
+parfor pass makes a parfor of ``a[index] = b`` only when ``index`` is a slice
+of every dimension of ``a`` and ``b`` a scalar or an array of ``a``'s rank; it
+leaves any other to host code, which cannot reach the elements of a
+``usm_type="device"`` array. In an offload build:
+
+- where ``index`` slices leading dimensions only and ``b`` is a scalar or an
+  array of ``a``'s rank, ``:`` is added for the others, making the store
+  Numba's parfor pass takes (and fuses with the loop that computes ``b``);
+- any other store through slices and integers of a scalar or an array of
+  lower rank becomes a loop over the assigned view, inlined in its place,
+  that reads ``b`` as NumPy broadcasts it (its dimensions aligned with the
+  view's last ones, a dimension of one read at 0): the parfor pass makes it a
+  parfor. A ``b`` that does not broadcast to the view raises ``ValueError``
+  as NumPy does.
+
+Statements in a ``prange`` body are the body's own and left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+import numba
+from numba.core import ir, types
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.extending import register_jitable
+from numba.core.inline_closurecall import inline_closure_call
+from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
+
+from .inplace_operators import prange_body_labels, slices_of_every_dimension
+
+# One function per rank of the view and of the value: Numba inlines it as one
+# function's IR, so the value's index is spelled out.
+_BROADCAST_ASSIGNMENT = '''
+def assign_broadcast(view, value):
+    numba.parfors.parfor.init_prange()
+    shape = view.shape
+{steps}
+    for index in {loop}:
+        view[index] = {element}
+'''
+# Each of the value's dimensions d, aligned with the view's dimension d + offset:
+# read at the view's index, or at 0 where its length is 1.
+_STEP = '''
+    length{d} = value.shape[{d}]
+    check_broadcast(length{d}, shape[{d} + {offset}])
+    step{d} = 0 if length{d} == 1 else 1'''
+
+
+# a call (a raise in the inlined function would not type)
+@register_jitable
+def check_broadcast(length: int, extent: int) -> None:
+    if length != 1 and length != extent:
+        raise ValueError("could not broadcast the assigned array into the shape of the slice "
+                         "it is assigned to")
+
+
+# what the loop's code reads: where it is compiled, and inlined
+_GLOBALS = {"numba": numba, "check_broadcast": check_broadcast}
+
+
+@functools.cache
+def _assign_broadcast(view_ndim: int, value_ndim: int):
+    offset = view_ndim - value_ndim
+    steps = "".join(_STEP.format(d=d, offset=offset) for d in range(value_ndim))
+    # a vector's loop has a number for its index, others a tuple
+    loop, at = (("numba.pndindex(shape)", "index[{}]") if view_ndim > 1
+                else ("numba.parfors.parfor.internal_prange(shape[0])", "index"))
+    element = "".join(f"{at.format(d + offset)} * step{d}, " for d in range(value_ndim))
+    namespace = dict(_GLOBALS)
+    # compiled under this file's name: Numba's locations in it are library code's
+    exec(compile(_BROADCAST_ASSIGNMENT.format(
+        steps=steps, loop=loop, element=f"value[{element}]" if value_ndim else "value"),
+        __file__, "exec"), namespace)
+    return namespace["assign_broadcast"]
+
+
+def _view_ndim(target: types.Type, index: types.Type, value: types.Type) -> int | None:
+    """The rank of the view ``target[index]`` where storing ``value`` (an
+    array or a scalar) into it is a slice assignment NumPy broadcasts and
+    Numba leaves to host code; None for any other store."""
+    if not (isinstance(target, types.Array)
+            and isinstance(value, (types.Array, types.Number, types.Boolean))):
+        return None
+    indices = index.types if isinstance(index, types.BaseTuple) else (index,)
+    if not all(isinstance(i, (types.SliceType, types.Integer)) for i in indices) \
+            or len(indices) > target.ndim:
+        return None
+    sliced = sum(isinstance(i, types.SliceType) for i in indices)
+    view_ndim = target.ndim - (len(indices) - sliced)
+    if view_ndim == 0:
+        return None  # one element: host code's copy of it (SPEC rule 10)
+    # Numba's parfor pass takes the stores through slices of every dimension
+    # of a scalar, or of an array of the view's rank (with an integer in the
+    # index, its array analysis compares the value's lengths with the wrong
+    # dimensions of the array)
+    if sliced == len(indices) == target.ndim and (not isinstance(value, types.Array)
+                                                  or value.ndim == sliced):
+        return None
+    return view_ndim if getattr(value, "ndim", 0) <= view_ndim else None
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class BroadcastSliceAssignments(FunctionPass):
+    """Rewrite each host ``a[index] = b`` that Numba leaves to host code."""
+
+    _name = "xpuc_broadcast_slice_assignments"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        in_prange = prange_body_labels(state.func_ir, state.typemap)
+        work_list = [(label, block) for label, block in state.func_ir.blocks.items()
+                     if label not in in_prange]
+        changed = False
+        while work_list:
+            label, block = work_list.pop()
+            for i, stmt in enumerate(block.body):
+                if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                    continue
+                if _slice_every_dimension(state, block, i, stmt):
+                    work_list.append((label, block))  # the rest of the block, again
+                elif not _inline_broadcast(state, block, i, stmt, work_list):
+                    continue
+                changed = True
+                break  # the block changed: what is left of it is on the work list
+        if changed:
+            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
+        return changed
+
+
+def _index_of(stmt: ir.SetItem | ir.StaticSetItem) -> ir.Var | None:
+    return stmt.index_var if isinstance(stmt, ir.StaticSetItem) else stmt.index
+
+
+def _slice_every_dimension(state, block: ir.Block, i: int,
+                           stmt: ir.SetItem | ir.StaticSetItem) -> bool:
+    """Where ``stmt`` (at ``block.body[i]``) stores a scalar or an array of the
+    view's rank through slices of some leading dimensions (``m[:] = v``,
+    ``m[1:] = 0.0``), add ``:`` for the others: the store Numba's parfor pass
+    makes a parfor of, which fuses with the loop computing ``v``. Whether it
+    did."""
+    index = _index_of(stmt)
+    if index is None:
+        return False
+    typemap = state.typemap
+    target_type, index_type = typemap[stmt.target.name], typemap[index.name]
+    value_type = typemap[stmt.value.name]
+    view_ndim = _view_ndim(target_type, index_type, value_type)
+    if view_ndim != target_type.ndim or getattr(value_type, "ndim", view_ndim) != view_ndim:
+        return False
+    if isinstance(index_type, types.SliceType):
+        slices = [index]
+    else:
+        definition = guard(get_definition, state.func_ir, index)
+        if not (isinstance(definition, ir.Expr) and definition.op == "build_tuple"):
+            return False
+        slices = list(definition.items)
+    making_index, whole_index = slices_of_every_dimension(state, slices, view_ndim,
+                                                          stmt.target.scope, stmt.loc)
+    store = ir.SetItem(stmt.target, whole_index, stmt.value, stmt.loc)
+    state.calltypes[store] = state.typingctx.resolve_function_type(
+        operator.setitem, (target_type, typemap[whole_index.name], value_type), {})
+    block.body[i:i + 1] = [*making_index, store]
+    return True
+
+
+def _inline_broadcast(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
+                      work_list: list) -> bool:
+    """Replace ``stmt``, the store at ``block.body[i]``, with ``$view =
+    a[index]`` and the inlined loop that broadcasts its value into the view,
+    where it is a store Numba leaves to host code; whether it was."""
+    index = _index_of(stmt)
+    if index is None:
+        return False
+    typemap, typingctx = state.typemap, state.typingctx
+    target_type, index_type = typemap[stmt.target.name], typemap[index.name]
+    value_type = typemap[stmt.value.name]
+    view_ndim = _view_ndim(target_type, index_type, value_type)
+    if view_ndim is None:
+        return False
+    scope, loc = stmt.target.scope, stmt.loc
+    view_signature = typingctx.resolve_function_type(operator.getitem,
+                                                     (target_type, index_type), {})
+    view = ir.Var(scope, mk_unique_var("$assigned_view"), loc)
+    typemap[view.name] = view_signature.return_type
+    getitem = ir.Expr.getitem(stmt.target, index, loc)
+    state.calltypes[getitem] = view_signature
+    assign = _assign_broadcast(view_ndim, getattr(value_type, "ndim", 0))
+    callee = ir.Var(scope, mk_unique_var("$assign_broadcast"), loc)
+    typemap[callee.name] = types.none  # never read: the call is inlined at once
+    done = ir.Var(scope, mk_unique_var("$assigned"), loc)
+    typemap[done.name] = types.none
+    block.body[i:i + 1] = [ir.Assign(getitem, view, loc),
+                           ir.Assign(ir.Const(None, loc), callee, loc),
+                           ir.Assign(ir.Expr.call(callee, (view, stmt.value), (), loc), done, loc)]
+    inline_closure_call(state.func_ir, _GLOBALS, block, i + 2, assign, typingctx, state.targetctx,
+                        (typemap[view.name], value_type), typemap, state.calltypes, work_list)
+    return True
