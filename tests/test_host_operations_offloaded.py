@@ -135,6 +135,16 @@ def test_histogram_counts_and_edges_are_numpys(dtype, bins):
     assert_numpys(result, np.histogram(values, bins, range=(2.0, 17.5)))
 
 
+@xpuc.jit
+def histogram_of_ten_bins(a):
+    return np.histogram(a)
+
+
+def test_histogram_of_the_default_bins():
+    values = np.random.default_rng(5).random(300)
+    assert_numpys(on_device(histogram_of_ten_bins, values)[0], np.histogram(values))
+
+
 def test_histogram_of_values_on_the_edges():
     """Integers whose edges fall on them: each in the bin it opens, the last
     closed, as NumPy's corrections put them."""

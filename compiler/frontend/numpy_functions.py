@@ -291,11 +291,12 @@ def _histogram_factory(range_given: bool):
 
 @overload(np.histogram, target="cpu", inline="always")
 def _histogram(a, bins=10, range=None):
-    """On a USM array of numbers with an integer ``bins``, and no ``range`` or
-    one of two numbers; None for others (Numba's host loop stands)."""
+    """On a USM array of numbers with an integer ``bins`` (or none: the default,
+    typed as 10, inlined as ``Omitted(10)``), and no ``range`` or one of two
+    numbers; None for others (Numba's host loop stands)."""
     range_given = not is_nonelike(range)
     if not (isinstance(a, USMArray) and isinstance(a.dtype, (types.Integer, types.Float))
-            and isinstance(bins, types.Integer)
+            and isinstance(getattr(bins, "value", bins), (int, types.Integer))
             and (not range_given or (isinstance(range, types.BaseTuple) and len(range) == 2
                                      and all(isinstance(v, types.Number) for v in range)))):
         return None
