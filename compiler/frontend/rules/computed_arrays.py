@@ -56,7 +56,7 @@ from ..translation import (
     user_names,
     where,
 )
-from ..usm import empty_usm
+from ..usm import USMArray, empty_usm
 from .arrays import (
     element_loops,
     element_offset,
@@ -168,7 +168,9 @@ def array_root(t: Translation, var: ir.Var) -> str | None:
 
 # ---- x.copy(), np.reshape ----------------------------------------------------------
 
-@call_rule("array.copy")
+# Numba's method, and xpuc's of USM arrays (numpy_functions.py: offloaded in
+# host code, left a call in a body), whose key is the class and the name
+@call_rule("array.copy", (USMArray, "copy"))
 def _copy(t: Translation, expr: ir.Expr, target: ir.Var) -> ComputedArray:
     """``x.copy()`` of a view of an array from outside that the prange does
     not write: the view's elements, read where used."""
