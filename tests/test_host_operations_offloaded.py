@@ -235,38 +235,43 @@ def test_a_3d_value_broadcast_over_a_4d_array():
 
 @xpuc.jit
 def assign_row_into_rows(m, v):
-    m[1:, :] = v
+    m[1:, :] = v * 1.0
     return m
 
 
 @xpuc.jit
 def assign_under_one_slice(m, v):
-    m[:3] = v
+    m[:3] = v * 1.0
     return m
 
 
 @xpuc.jit
 def assign_whole(m, v):
-    m[:] = v
+    m[:] = v * 1.0
     return m
 
 
 @xpuc.jit
 def assign_under_an_integer(m, v):
-    m[2, 1:4] = v
+    m[2, 1:4] = v * 1.0
     return m
 
 
-@pytest.mark.parametrize(("assign", "value_shape"), [
-    (assign_row_into_rows, (5,)), (assign_under_one_slice, (5,)), (assign_whole, (5,)),
-    (assign_under_an_integer, (1,)), (assign_under_one_slice, (3, 5)), (assign_whole, (4, 5)),
+# The values above are computed by the function (``v * 1.0``), so they share no
+# memory with ``m``; an argument or a view could, and stays host code (below).
+# launches: the product, then the loop that broadcasts it; or one, where the
+# value has the matrix's rank and Numba's slice assignment fuses the two
+@pytest.mark.parametrize(("assign", "value_shape", "kernels"), [
+    (assign_row_into_rows, (5,), 2), (assign_under_one_slice, (5,), 2), (assign_whole, (5,), 2),
+    (assign_under_an_integer, (1,), 2), (assign_under_one_slice, (3, 5), 1),
+    (assign_whole, (4, 5), 1),
 ])
-def test_arrays_broadcast_into_slices(assign, value_shape):
+def test_arrays_broadcast_into_slices(assign, value_shape, kernels):
     m = np.zeros((4, 5))
     v = np.arange(1.0, 1.0 + np.prod(value_shape)).reshape(value_shape)
     result, launches = on_device(assign, m, v)
     np.testing.assert_array_equal(result, assign.py_func(m.copy(), v))
-    assert launches == 1
+    assert launches == kernels
 
 
 @xpuc.jit
@@ -298,6 +303,34 @@ def test_a_value_that_does_not_broadcast_raises_as_numpy():
         on_device(assign_row_into_rows, np.zeros((4, 5)), np.ones(4))
     with pytest.raises(ValueError, match="could not broadcast"):
         on_device(assign_under_an_integer, np.zeros((4, 5)), np.ones(2))
+
+
+@xpuc.jit
+def shift_rows(m):
+    m[1:] = m[:-1]
+    return m
+
+
+@xpuc.jit
+def assign_argument(m, v):
+    m[:3] = v
+    return m
+
+
+def test_a_value_that_may_share_the_arrays_memory_stays_host_code():
+    """``m[1:] = m[:-1]``: NumPy copies the value first; a loop reading it as
+    it writes would shift the first row all the way down. Such a store (a
+    view, an argument) is left to Numba's host code: NumPy's answer in a
+    context, refused naming the line on device memory."""
+    m = np.arange(12.0).reshape(4, 3)
+    result, launches = in_context(shift_rows, m.copy())
+    np.testing.assert_array_equal(result, shift_rows.py_func(m.copy()))
+    assert launches == 0
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        on_device(assign_argument, np.zeros((4, 5)), np.ones(5))
+    message = str(refusal.value)
+    assert message.startswith(f"{__file__}:{line_of(assign_argument, 'm[:3]')}: ")
+    assert "usm_type='device' array" in message
 
 
 @xpuc.jit

@@ -120,7 +120,8 @@ class BroadcastSliceAssignments(FunctionPass):
         while work_list:
             label, block = work_list.pop()
             for i, stmt in enumerate(block.body):
-                if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) or \
+                        not _computed_here(state, stmt.value):
                     continue
                 if _slice_every_dimension(state, block, i, stmt):
                     work_list.append((label, block))  # the rest of the block, again
@@ -131,6 +132,23 @@ class BroadcastSliceAssignments(FunctionPass):
         if changed:
             state.func_ir._definitions = build_definitions(state.func_ir.blocks)
         return changed
+
+
+# what makes a new array: a value of one of these shares no memory with the
+# array it is stored into
+_NEW_ARRAYS = ("arrayexpr", "binop", "unary")
+
+
+def _computed_here(state, value: ir.Var) -> bool:
+    """Whether ``value`` is a scalar or an array an expression of the function
+    makes (``np.sum(x, axis=0) / n``, ``v * 2.0``). Any other array (an
+    argument, a view) may share memory with the array stored into (``m[0, 1:]
+    = m[0, :-1]``), which NumPy copies first and a parallel loop would read
+    as it writes: such a store stays Numba's host code."""
+    if not isinstance(state.typemap[value.name], types.Array):
+        return True
+    definition = guard(get_definition, state.func_ir, value)
+    return isinstance(definition, ir.Expr) and definition.op in _NEW_ARRAYS
 
 
 def _index_of(stmt: ir.SetItem | ir.StaticSetItem) -> ir.Var | None:
