@@ -13,7 +13,13 @@ leaves any other to host code, which cannot reach the elements of a
   that reads ``b`` as NumPy broadcasts it (its dimensions aligned with the
   view's last ones, a dimension of one read at 0): the parfor pass makes it a
   parfor. A ``b`` that does not broadcast to the view raises ``ValueError``
-  as NumPy does.
+  as NumPy does;
+- a store of an array the function did not compute (an argument, a view:
+  ``m[1:] = m[:-1]``), whether Numba leaves it to host code or makes a
+  parfor of it, is that loop too, the value copied first where its bytes
+  meet the view's, as NumPy copies it: a parallel loop reading it as it
+  writes would read elements already overwritten (Numba's ``parallel=True``
+  gets ``a[1:] = a[:-1]`` wrong so).
 
 Statements in a ``prange`` body are the body's own and left alone.
 """
@@ -24,6 +30,7 @@ import functools
 import operator
 
 import numba
+import numpy as np
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.extending import register_jitable
@@ -36,11 +43,9 @@ from .inplace_operators import prange_body_labels, slices_of_every_dimension
 # function's IR, so the value's index is spelled out.
 _BROADCAST_ASSIGNMENT = '''
 def assign_broadcast(view, value):
-    numba.parfors.parfor.init_prange()
     shape = view.shape
 {steps}
-    for index in {loop}:
-        view[index] = {element}
+{store}
 '''
 # Each of the value's dimensions d, aligned with the view's dimension d + offset:
 # read at the view's index, or at 0 where its length is 1.
@@ -48,6 +53,23 @@ _STEP = '''
     length{d} = value.shape[{d}]
     check_broadcast(length{d}, shape[{d} + {offset}])
     step{d} = 0 if length{d} == 1 else 1'''
+_STORE = '''
+    numba.parfors.parfor.init_prange()
+    for index in {loop}:
+        view[index] = {source}[{element}]'''
+# A value that may share the view's memory (a view of the same array, an
+# argument) is copied first where it does, as NumPy does: a loop reading it
+# while the view is written would read elements already overwritten.
+_STAGED_STORE = '''
+    if spans_meet(view.ctypes.data, view.shape, view.strides, view.itemsize,
+                  value.ctypes.data, value.shape, value.strides, value.itemsize):
+        staged = np.empty_like(value)
+        numba.parfors.parfor.init_prange()
+        for position in {value_loop}:
+            staged[position] = value[position]
+{staged_store}
+    else:
+{value_store}'''
 
 
 # a call (a raise in the inlined function would not type)
@@ -58,30 +80,82 @@ def check_broadcast(length: int, extent: int) -> None:
                          "it is assigned to")
 
 
+@register_jitable
+def _byte_span(address: int, shape: tuple, strides: tuple, itemsize: int) -> tuple[int, int]:
+    """The bytes an array's elements lie in, ``[low, high)``; empty for no element."""
+    low = high = np.int64(address)
+    for d in range(len(shape)):
+        if shape[d] == 0:
+            return np.int64(0), np.int64(0)
+        reach = (shape[d] - 1) * strides[d]
+        if reach < 0:
+            low += reach
+        else:
+            high += reach
+    return low, high + itemsize
+
+
+@register_jitable
+def spans_meet(address, shape, strides, itemsize, other, other_shape, other_strides,
+               other_itemsize) -> bool:
+    """Whether two arrays' elements may share bytes (NumPy's
+    ``may_share_memory``): their spans meet. Host code reads only where the
+    arrays are and their shapes, never an element."""
+    low, high = _byte_span(address, shape, strides, itemsize)
+    other_low, other_high = _byte_span(other, other_shape, other_strides, other_itemsize)
+    return low < other_high and other_low < high
+
+
 # what the loop's code reads: where it is compiled, and inlined
-_GLOBALS = {"numba": numba, "check_broadcast": check_broadcast}
+_GLOBALS = {"numba": numba, "np": np, "check_broadcast": check_broadcast,
+            "spans_meet": spans_meet}
+
+
+def _loop(ndim: int, shape: str) -> tuple[str, str]:
+    """The parallel loop over an array of ``ndim`` dimensions and ``shape``,
+    and how its index's dimension ``d`` is written: a vector's loop has a
+    number for its index, others a tuple."""
+    return (f"numba.pndindex({shape})", "index[{}]") if ndim > 1 else \
+        (f"numba.parfors.parfor.internal_prange({shape}[0])", "index")
+
+
+def _indented(text: str) -> str:
+    return text.replace("\n    ", "\n        ")
 
 
 @functools.cache
-def _assign_broadcast(view_ndim: int, value_ndim: int):
+def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool):
+    """The function storing a value of ``value_ndim`` dimensions (0: a
+    scalar) into a view of ``view_ndim``, broadcast; ``staged``: copied first
+    where it may share the view's memory."""
     offset = view_ndim - value_ndim
     steps = "".join(_STEP.format(d=d, offset=offset) for d in range(value_ndim))
-    # a vector's loop has a number for its index, others a tuple
-    loop, at = (("numba.pndindex(shape)", "index[{}]") if view_ndim > 1
-                else ("numba.parfors.parfor.internal_prange(shape[0])", "index"))
+    loop, at = _loop(view_ndim, "shape")
     element = "".join(f"{at.format(d + offset)} * step{d}, " for d in range(value_ndim))
+
+    def store(source: str) -> str:
+        text = _STORE.format(loop=loop, source=source, element=element)
+        return text if value_ndim else text.replace("value[]", "value")
+
+    if staged and value_ndim:
+        value_loop, _ = _loop(value_ndim, "value.shape")
+        body = _STAGED_STORE.format(value_loop=value_loop, staged_store=_indented(store("staged")),
+                                    value_store=_indented(store("value")))
+    else:
+        body = store("value")
     namespace = dict(_GLOBALS)
     # compiled under this file's name: Numba's locations in it are library code's
-    exec(compile(_BROADCAST_ASSIGNMENT.format(
-        steps=steps, loop=loop, element=f"value[{element}]" if value_ndim else "value"),
-        __file__, "exec"), namespace)
+    exec(compile(_BROADCAST_ASSIGNMENT.format(steps=steps, store=body), __file__, "exec"),
+         namespace)
     return namespace["assign_broadcast"]
 
 
-def _view_ndim(target: types.Type, index: types.Type, value: types.Type) -> int | None:
+def _view_ndim(target: types.Type, index: types.Type, value: types.Type,
+               numbas_too: bool = False) -> int | None:
     """The rank of the view ``target[index]`` where storing ``value`` (an
     array or a scalar) into it is a slice assignment NumPy broadcasts and
-    Numba leaves to host code; None for any other store."""
+    Numba leaves to host code (``numbas_too``: or makes a parfor of); None
+    for any other store."""
     if not (isinstance(target, types.Array)
             and isinstance(value, (types.Array, types.Number, types.Boolean))):
         return None
@@ -97,8 +171,8 @@ def _view_ndim(target: types.Type, index: types.Type, value: types.Type) -> int 
     # of a scalar, or of an array of the view's rank (with an integer in the
     # index, its array analysis compares the value's lengths with the wrong
     # dimensions of the array)
-    if sliced == len(indices) == target.ndim and (not isinstance(value, types.Array)
-                                                  or value.ndim == sliced):
+    if not numbas_too and sliced == len(indices) == target.ndim and (
+            not isinstance(value, types.Array) or value.ndim == sliced):
         return None
     return view_ndim if getattr(value, "ndim", 0) <= view_ndim else None
 
@@ -120,12 +194,15 @@ class BroadcastSliceAssignments(FunctionPass):
         while work_list:
             label, block = work_list.pop()
             for i, stmt in enumerate(block.body):
-                if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) or \
-                        not _computed_here(state, stmt.value):
+                if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                     continue
-                if _slice_every_dimension(state, block, i, stmt):
+                if not _computed_here(state, stmt.value):
+                    # Numba's parfor of such a store would read what it wrote
+                    if not _inline_broadcast(state, block, i, stmt, work_list, staged=True):
+                        continue
+                elif _slice_every_dimension(state, block, i, stmt):
                     work_list.append((label, block))  # the rest of the block, again
-                elif not _inline_broadcast(state, block, i, stmt, work_list):
+                elif not _inline_broadcast(state, block, i, stmt, work_list, staged=False):
                     continue
                 changed = True
                 break  # the block changed: what is left of it is on the work list
@@ -144,7 +221,7 @@ def _computed_here(state, value: ir.Var) -> bool:
     makes (``np.sum(x, axis=0) / n``, ``v * 2.0``). Any other array (an
     argument, a view) may share memory with the array stored into (``m[0, 1:]
     = m[0, :-1]``), which NumPy copies first and a parallel loop would read
-    as it writes: such a store stays Numba's host code."""
+    as it writes."""
     if not isinstance(state.typemap[value.name], types.Array):
         return True
     definition = guard(get_definition, state.func_ir, value)
@@ -188,17 +265,19 @@ def _slice_every_dimension(state, block: ir.Block, i: int,
 
 
 def _inline_broadcast(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
-                      work_list: list) -> bool:
+                      work_list: list, staged: bool) -> bool:
     """Replace ``stmt``, the store at ``block.body[i]``, with ``$view =
     a[index]`` and the inlined loop that broadcasts its value into the view,
-    where it is a store Numba leaves to host code; whether it was."""
+    where it is a store Numba leaves to host code, or (``staged``) any store
+    of an array that may share the view's memory, copied first where it
+    does; whether it was."""
     index = _index_of(stmt)
     if index is None:
         return False
     typemap, typingctx = state.typemap, state.typingctx
     target_type, index_type = typemap[stmt.target.name], typemap[index.name]
     value_type = typemap[stmt.value.name]
-    view_ndim = _view_ndim(target_type, index_type, value_type)
+    view_ndim = _view_ndim(target_type, index_type, value_type, numbas_too=staged)
     if view_ndim is None:
         return False
     scope, loc = stmt.target.scope, stmt.loc
@@ -208,7 +287,7 @@ def _inline_broadcast(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.Stat
     typemap[view.name] = view_signature.return_type
     getitem = ir.Expr.getitem(stmt.target, index, loc)
     state.calltypes[getitem] = view_signature
-    assign = _assign_broadcast(view_ndim, getattr(value_type, "ndim", 0))
+    assign = _assign_broadcast(view_ndim, getattr(value_type, "ndim", 0), staged)
     callee = ir.Var(scope, mk_unique_var("$assign_broadcast"), loc)
     typemap[callee.name] = types.none  # never read: the call is inlined at once
     done = ir.Var(scope, mk_unique_var("$assigned"), loc)
