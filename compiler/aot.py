@@ -19,8 +19,8 @@ from . import ocloc
 from .device import describe, device_name
 from .dispatcher import JitFunction
 from .errors import XpucError
+from .explicit_kernels import KernelFunction
 from .frontend import CompiledParfor
-from .kernel import KernelFunction
 from .passes import STAGES, Lowered
 
 if TYPE_CHECKING:  # a SYCL device is named only where dpctl is: --arch sm_90 needs none

@@ -98,7 +98,7 @@ def test_ahead_of_time_into_a_directory(project):
 COMPILER_MODULES = ("xpuc.frontend.pipeline", "xpuc.frontend.host_lowering",
                     "xpuc.frontend.parfor_to_mlir", "xpuc.frontend.translation",
                     "xpuc.frontend.numpy_functions", "xpuc.frontend.dpnp_constructors",
-                    "xpuc.dialects", "xpuc.kernel", "mlir", "dpnp", "dpctl.tensor")
+                    "xpuc.dialects", "xpuc.explicit_kernels", "mlir", "dpnp", "dpctl.tensor")
 
 WARM_START = f'''
 import json, sys
@@ -219,3 +219,15 @@ def test_inspecting_a_cache_loaded_function_says_so(project):
     done = subprocess.run([sys.executable, "-c", script], cwd=project, capture_output=True,
                           text=True, timeout=240)
     assert "loaded from the on-disk cache, which keeps no MLIR" in done.stdout, done.stderr
+
+
+def test_the_kernel_api_is_the_decorator_whatever_imported_its_module_first():
+    """The API is imported on first use; a module importing its implementation
+    first (the compile command's ``aot``) leaves ``xpuc.kernel`` the decorator,
+    not a submodule of that name."""
+    probe = ("import types, xpuc, xpuc.aot\n"
+             "print(isinstance(xpuc.kernel, types.ModuleType), callable(xpuc.kernel))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]

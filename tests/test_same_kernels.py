@@ -24,7 +24,7 @@ import pytest
 import xpuc
 from xpuc import cuda_runtime
 from xpuc.errors import DeviceError
-from xpuc.kernel import _dividing_work_group
+from xpuc.explicit_kernels import _dividing_work_group
 
 
 def _has_cuda() -> bool:
