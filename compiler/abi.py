@@ -218,7 +218,8 @@ ENTRIES: dict[str, Entry] = {
     for entry in (
         # queues
         _entry("xpuc_queue_wrap", "status", ("dpctl_queue_ref", "void*"), ("out", "queue**")),
-        _entry("xpuc_queue_cuda", "status", ("ordinal", "i32"), ("out", "queue**")),
+        _entry("xpuc_queue_cuda", "status", ("ordinal", "i32"), ("stream", "void*"),
+               ("out", "queue**")),
         _entry("xpuc_queue_release", "status", ("queue", "queue*")),
         # USM memory and copies
         _entry("xpuc_usm_alloc", "status", ("queue", "queue*"), ("nbytes", "i64"),
@@ -268,8 +269,8 @@ ENTRIES: dict[str, Entry] = {
 }
 
 #: Every entry of the CUDA runtime (runtime/cuda/xpuc_cuda.h, libxpuc_cuda.so),
-#: by name, in the header's order. Its launch takes a device and then what
-#: the SYCL runtime's ``xpuc_launch`` takes: one launch ABI for both.
+#: by name, in the header's order. Its launch takes a device and stream and
+#: then what the SYCL runtime's ``xpuc_launch`` takes: one launch ABI for both.
 CUDA_ENTRIES: dict[str, Entry] = {
     entry.name: entry
     for entry in (
@@ -290,14 +291,16 @@ CUDA_ENTRIES: dict[str, Entry] = {
                ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
         _entry("xpuc_cuda_copy_to_host", "status", ("device", "cuda_device*"),
                ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
-        _entry("xpuc_cuda_copy", "status", ("device", "cuda_device*"), ("dst", "void*"),
-               ("src", "const void*"), ("nbytes", "i64")),
+        _entry("xpuc_cuda_copy", "status", ("device", "cuda_device*"), ("stream", "void*"),
+               ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
         _entry("xpuc_cuda_pointer_device", "status", ("ptr", "const void*"),
                ("ordinal", "i32*")),
-        _entry("xpuc_cuda_synchronize", "status", ("device", "cuda_device*")),
-        # launches: a device, then xpuc_launch's parameters (the binary is PTX)
+        _entry("xpuc_cuda_synchronize", "status", ("device", "cuda_device*"),
+               ("stream", "void*")),
+        # launches: a device and stream (where a SYCL launch has its call's
+        # queue), then xpuc_launch's parameters (the binary is PTX)
         Entry("xpuc_cuda_launch", "status", (
-            ("device", "cuda_device*"),
+            ("device", "cuda_device*"), ("stream", "void*"),
             *((name.replace("spirv", "ptx"), kind)
               for name, kind in ENTRIES["xpuc_launch"].params))),
         # errors

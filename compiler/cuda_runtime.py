@@ -111,14 +111,21 @@ class CudaDevice:
     def copy_to_host(self, host_pointer: int, device_pointer: int, nbytes: int) -> None:
         _check(_lib.xpuc_cuda_copy_to_host(self.handle, host_pointer, device_pointer, nbytes))
 
+    def synchronize(self, stream: int) -> None:
+        """Wait for the work queued on ``stream`` (a CUstream; 0: the legacy
+        default stream)."""
+        _check(_lib.xpuc_cuda_synchronize(self.handle, stream))
+
     def launch(self, ptx: bytes, kernel_name: str, args: Sequence[tuple[int, float]],
-               global_size: Sequence[int], local_size: Sequence[int] | None = None) -> None:
-        """Run ``kernel_name`` of ``ptx`` over ``global_size`` (x, y, z) and
-        wait; ``args`` are ``(ArgKind, value)`` pairs, an array's value its
-        device address. Without ``local_size`` the runtime picks the block."""
+               global_size: Sequence[int], local_size: Sequence[int] | None = None,
+               stream: int = 0) -> None:
+        """Run ``kernel_name`` of ``ptx`` over ``global_size`` (x, y, z) on
+        ``stream`` (0: the legacy default stream) and wait; ``args`` are
+        ``(ArgKind, value)`` pairs, an array's value its device address.
+        Without ``local_size`` the runtime picks the block."""
         ndim, count = len(global_size), len(args)
         _check(_lib.xpuc_cuda_launch(
-            self.handle, ptx, len(ptx), ptx_hash(ptx), kernel_name.encode(),
+            self.handle, stream, ptx, len(ptx), ptx_hash(ptx), kernel_name.encode(),
             (c_uint64 * max(count, 1))(*(slot(kind, value) for kind, value in args)),
             (c_int32 * max(count, 1))(*(kind for kind, _ in args)), count,
             (c_int64 * ndim)(*global_size), (c_int64 * ndim)(*(local_size or [0] * ndim)),

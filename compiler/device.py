@@ -174,16 +174,34 @@ def _context_of(device: dpctl.SyclDevice) -> dpctl.SyclContext:
 
 class CudaQueue:
     """Where calls on CUDA device ``cuda:N`` run (a device context's, CUDA
-    arrays' own): the device and the runtime's queue on it, one per device
-    (``as_queue`` makes it once)."""
+    arrays' own): the device, a stream of it (a CUstream; 0, the legacy
+    default stream, is a device context's) and the runtime's queue on them,
+    one per device and stream (``cuda_queue`` makes the device's, which
+    makes the others: ``on_stream``). Queues of one device are equivalent: a
+    call with arrays on several of its streams runs on the first one's and
+    waits for the others'."""
 
-    def __init__(self, device: cuda_runtime.CudaDevice) -> None:
+    def __init__(self, device: cuda_runtime.CudaDevice, stream: int = 0) -> None:
         self.device = device
+        self.stream = stream
+        self._streams: dict[int, CudaQueue] = {stream: self}
+
+    def on_stream(self, stream: int) -> CudaQueue:
+        """The queue of the device's stream ``stream``, made once (by the
+        device's queue, ``cuda_queue``'s)."""
+        found = self._streams.get(stream)
+        if found is None:
+            found = self._streams.setdefault(stream, CudaQueue(self.device, stream))
+        return found
 
     @functools.cached_property
     def runtime_queue(self) -> runtime.CudaQueue:
         # made by the first call that runs here: placement's errors need none
-        return runtime.CudaQueue(self.device.ordinal)
+        return runtime.CudaQueue(self.device.ordinal, self.stream)
+
+    def wait(self) -> None:
+        """Wait for the work queued on the stream."""
+        self.device.synchronize(self.stream)
 
     @property
     def name(self) -> str:
@@ -206,7 +224,8 @@ def _cuda_ordinal(name: str) -> int | None:
 
 @functools.cache
 def cuda_queue(ordinal: int) -> CudaQueue:
-    """The queue of CUDA device ``ordinal``, made once."""
+    """The queue of CUDA device ``ordinal`` (on its legacy default stream),
+    made once."""
     return CudaQueue(cuda_runtime.CudaDevice.open(ordinal))
 
 

@@ -34,14 +34,7 @@ from .frontend import (
 from .frontend.cuda_arrays import CudaArrayArgument, argument_type
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
-from .placement import (
-    NUMPY_SCALAR_TYPES,
-    Placement,
-    argument_converter,
-    call_key,
-    converted,
-    place,
-)
+from .placement import NUMPY_SCALAR_TYPES, Placement, keyed_arguments, place
 from .serialize import reduce_with_function
 
 # the MLIR half, loaded by the first compile (passes.__getattr__); dpctl,
@@ -73,8 +66,9 @@ class JitFunction:
         # the last offloaded call: calls in a loop come with the same queue,
         # and finding the device's build again costs more than a kernel launch
         self._last: tuple[dpctl.SyclQueue, Dispatcher, runtime.Queue, bool] | None = None
-        # (device context's queue, call_key of the arguments) -> what the
-        # calls with that pair need, worked out by the first (see _CallPlan)
+        # (device context's queue, keyed_arguments' key of the arguments) ->
+        # what the calls with that pair need, worked out by the first (see
+        # _CallPlan)
         self._plans: dict[tuple, _CallPlan] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
@@ -91,13 +85,12 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key = None
         if not kwargs:
-            # (queue, None) is never a plan's key: no plan for those arguments
-            key = (get_current_queue(), call_key(args))
-            plan = self._plans.get(key)
-            if plan is not None:
-                return plan.run(self, args)
-            if key[1] is None:
-                key = None
+            arguments, placed = keyed_arguments(args)
+            if arguments is not None:  # else no plan for those arguments
+                key = (get_current_queue(), arguments)
+                plan = self._plans.get(key)
+                if plan is not None:
+                    return plan.run(self, placed)
         placement = place(self.py_func, args, kwargs)
         if placement is None:
             return self._cpu(*args, **kwargs)
@@ -151,12 +144,11 @@ class JitFunction:
     def _remember(self, key: tuple, args: tuple, placement: Placement, dispatcher: Dispatcher,
                   handle: runtime.Queue, fp64: bool) -> None:
         """Keep what the call of ``args`` (under the device context and with
-        the ``call_key`` that ``key`` pairs) just worked out for the
-        next ones with it: its placement (without the arguments; with the USM
-        arrays' other queues to wait for), how it converted arguments (dpnp
-        and CUDA arrays), and the compiled entry point itself when no argument
-        is a NumPy array (whose types Numba's dispatcher finds faster than
-        Python could)."""
+        the arguments' key that ``key`` pairs) just worked out for the next
+        ones with it: its placement (without the arguments; with the device
+        arrays' other queues to wait for), and the compiled entry point itself
+        when no argument is a NumPy array (whose types Numba's dispatcher
+        finds faster than Python could)."""
         numpy = tuple(i for i, a in enumerate(placement.args) if type(a) is np.ndarray)
         target, returns_arrays = dispatcher, True
         if not numpy:
@@ -169,7 +161,6 @@ class JitFunction:
         self._plans[key] = _CallPlan(
             dataclasses.replace(placement, args=(), kwargs={}, resident=[]), handle, target,
             returns_arrays, numpy,
-            tuple((i, c) for i, a in enumerate(args) if (c := argument_converter(a)) is not None),
             () if fp64 else tuple(i for i, a in enumerate(args) if type(a) is float))
 
     def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
@@ -301,29 +292,28 @@ _PLANS_PER_FUNCTION = 64
 
 @dataclasses.dataclass(frozen=True)
 class _CallPlan:
-    """What every call of a function with one ``call_key`` and device
-    context needs, worked out once by the first: its placement (queue, kind
-    of memory of results, the USM arrays' other queues), the runtime's handle
-    of the queue, what to call (the compiled entry point, or Numba's
-    dispatcher when NumPy arrays come in), where the NumPy arrays are, how
-    the arguments that compiled code takes otherwise (dpnp and CUDA arrays)
-    are converted, and where the Python floats typed float32 (on a device
-    without fp64) are."""
+    """What every call of a function with one key of its arguments
+    (``keyed_arguments``) and device context needs, worked out once by the
+    first: its placement (queue, kind of memory of results, the device
+    arrays' other queues), the runtime's handle of the queue, what to call
+    (the compiled entry point, or Numba's dispatcher when NumPy arrays come
+    in), where the NumPy arrays are, and where the Python floats typed
+    float32 (on a device without fp64) are."""
 
     placement: Placement
     handle: runtime.Queue
     target: Callable
     returns_arrays: bool
     numpy: tuple[int, ...]
-    converters: tuple[tuple[int, Callable], ...]
     float32: tuple[int, ...]
 
     def run(self, function: JitFunction, args: tuple) -> Any:
-        args = converted(args, self.converters)
+        """The call of ``args`` as ``keyed_arguments`` gave them."""
         if self.float32:
             args = _floats_as_float32(args)
         placement = self.placement
-        # as place() does: dpctl's work on the arrays' other queues is done first
+        # as place() does: the work on the arrays' other queues (dpctl's,
+        # other CUDA streams') is done first
         for queue in placement.waited:
             queue.wait()
         resident = [runtime.byte_extent(args[i]) for i in self.numpy] if (

@@ -30,7 +30,7 @@ from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.translation import KernelParam
-from .placement import Placement, argument_converter, call_key, converted, place
+from .placement import Placement, keyed_arguments, place
 from .serialize import reduce_with_function
 
 # the MLIR half, loaded by the first compile (passes.__getattr__); dpctl,
@@ -107,7 +107,7 @@ class KernelFunction:
         self._parameters = list(inspect.signature(py_func).parameters)
         self._name = re.sub(r"\W", "_", py_func.__name__)
         self._compiled: dict[tuple, _Compiled] = {}
-        # (device context's queue, call_key of the arguments, range rank,
+        # (device context's queue, keyed_arguments' key, range rank,
         # whether a local size is given) -> what the launches with them need,
         # worked out by the first (see _LaunchPlan)
         self._plans: dict[tuple, _LaunchPlan] = {}
@@ -133,7 +133,7 @@ class KernelFunction:
         global_size, local_size = (
             (launch_range.global_size, launch_range.local_size)
             if isinstance(launch_range, NdRange) else (launch_range, None))
-        key = call_key(args, numpy_types=True)
+        key, placed = keyed_arguments(args, numpy_types=True)
         if key is not None:
             key = (get_current_queue(), key, len(global_size), local_size is None)
             plan = self._plans.get(key)
@@ -142,7 +142,7 @@ class KernelFunction:
                     self._check_work_group(local_size, plan.max_work_group_size,
                                            plan.device_name)
                 if 0 not in global_size:
-                    plan.run(plan.placed(args), global_size, local_size)
+                    plan.run(placed, global_size, local_size)
                 return
         where = self.py_func.__qualname__
         if len(args) != len(self._parameters):
@@ -160,7 +160,7 @@ class KernelFunction:
         if 0 in global_size:  # no work-items: nothing to compile, copy or launch
             return
         compiled = self.compile(argument_types, len(global_size), device)
-        plan = _LaunchPlan.make(self, compiled, placement, args)
+        plan = _LaunchPlan.make(self, compiled, placement)
         if key is not None:
             if len(self._plans) >= _PLANS_PER_KERNEL:
                 self._plans.clear()
@@ -228,10 +228,11 @@ _PLANS_PER_KERNEL = 64
 
 @dataclass(frozen=True)
 class _LaunchPlan:
-    """What every launch of a kernel with one ``call_key``, range rank and
-    device context needs, worked out once by the first: the queue's runtime
-    handle and the other queues to wait for, the compiled kernel's prepared
-    launch (nothing to launch for a kernel with no effect), and how each of its
+    """What every launch of a kernel with one key of its arguments
+    (``keyed_arguments``), range rank and device context needs, worked out
+    once by the first: the queue's runtime handle and the other queues to
+    wait for, the compiled kernel's prepared launch (nothing to launch for a
+    kernel with no effect), and how each of its
     parameters' slots is read from the arguments (``slots``: functions of
     the arguments and the device addresses of the NumPy arrays among them)."""
 
@@ -241,15 +242,14 @@ class _LaunchPlan:
     slots: tuple[Callable[[tuple, dict], int], ...]
     numpy: tuple[int, ...]  # NumPy arrays' positions: copied in where the device needs it
     written: tuple[int, ...]  # of those, the ones the kernel writes: copied back
-    converters: tuple[tuple[int, Callable], ...]  # placement's conversions of arguments
     max_work_group_size: int
     device_name: str
     passes_range: bool  # the kernel takes its range's extents (Lowered.passes_range)
     waits_for_work_group: bool  # its blocks must divide a range (Lowered.waits_for_work_group)
 
     @classmethod
-    def make(cls, function: KernelFunction, compiled: _Compiled, placement: Placement,
-             args: tuple) -> _LaunchPlan:
+    def make(cls, function: KernelFunction, compiled: _Compiled,
+             placement: Placement) -> _LaunchPlan:
         position = {name: i for i, name in enumerate(function._parameters)}
         arrays = [position[name] for name in compiled.module.arrays]
         numpy = tuple(i for i in arrays if type(placement.args[i]) is np.ndarray)
@@ -265,21 +265,14 @@ class _LaunchPlan:
         device = device_of(placement.queue)
         return cls(replace(placement, args=(), kwargs={}, resident=[]),
                    runtime_queue(placement.queue), kernel, slots, numpy, written,
-                   tuple((i, c) for i, a in enumerate(args)
-                         if (c := argument_converter(a)) is not None),
                    device.max_work_group_size, device.name, compiled.lowered.passes_range,
                    compiled.lowered.waits_for_work_group)
-
-    def placed(self, args: tuple) -> tuple:
-        """A later launch's arguments as the first launch's placement gave
-        them: dpnp arrays as their ``usm_ndarray``, CUDA arrays as
-        ``CudaArrayArgument``s."""
-        return converted(args, self.converters)
 
     def run(self, args: tuple, global_size: tuple[int, ...],
             local_size: tuple[int, ...] | None,
             resident: list[tuple[int, int]] | None = None) -> None:
-        """Launch over ``global_size`` with ``args`` as placed (``placed``);
+        """Launch over ``global_size`` with ``args`` as placed (as
+        ``keyed_arguments`` gives them);
         ``resident``: the NumPy memory to keep on the device, when known."""
         if self.kernel is None:  # a kernel with no effect: nothing to copy or launch
             return

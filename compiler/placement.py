@@ -31,9 +31,10 @@ from .frontend.cuda_arrays import (
     cuda_array_classes,
     cuda_ordinal,
     cuda_result,
+    cuda_stream,
     is_cuda_array,
+    keyed_argument,
     library_of,
-    plan_key,
 )
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
 
@@ -45,11 +46,13 @@ if TYPE_CHECKING:  # imported when first needed (array_library)
 
 
 def equivalent(a: dpctl.SyclQueue | CudaQueue, b: dpctl.SyclQueue | CudaQueue) -> bool:
-    """Same SYCL context, device and properties (SPEC rule 3); a CUDA
-    device's queue is only itself (one per device)."""
+    """Same SYCL context, device and properties (SPEC rule 3); CUDA queues
+    on one device (of any of its streams)."""
+    if isinstance(a, CudaQueue) or isinstance(b, CudaQueue):
+        return (isinstance(a, CudaQueue) and isinstance(b, CudaQueue)
+                and a.device.ordinal == b.device.ordinal)
     return a is b or (
-        not isinstance(a, CudaQueue) and not isinstance(b, CudaQueue)
-        and a.sycl_context == b.sycl_context
+        a.sycl_context == b.sycl_context
         and a.sycl_device == b.sycl_device
         and a.is_in_order == b.is_in_order
         and a.has_enable_profiling == b.has_enable_profiling
@@ -70,10 +73,11 @@ def _usm_queue(value: object) -> dpctl.SyclQueue:
 
 
 def _cuda_queue(value: object) -> CudaQueue | None:
-    """A CUDA array's device's queue; None for one with no memory that names
-    no device (it goes where the call's other arrays go)."""
+    """A CUDA array's queue: its device's, on the stream it names; None for
+    one with no memory that names no device (it goes where the call's other
+    arrays go)."""
     ordinal = cuda_ordinal(value)
-    return None if ordinal is None else cuda_queue(ordinal)
+    return None if ordinal is None else cuda_queue(ordinal).on_stream(cuda_stream(value))
 
 
 def _difference(a: dpctl.SyclQueue | CudaQueue, b: dpctl.SyclQueue | CudaQueue) -> str:
@@ -138,25 +142,33 @@ NUMPY_SCALAR_TYPES: dict[type, types.Type] = {
 }
 
 
-def call_key(args: tuple, numpy_types: bool = False) -> tuple | None:
-    """What decides where and how a call with ``args`` runs, when they are
-    all ``usm_ndarray`` or dpnp arrays (queue, dtype, rank, layout and
-    writability, kind of memory), CUDA arrays of a class placement has met
-    (class, device, type to compiled code), NumPy arrays (their class; with
-    ``numpy_types``, also what Numba's type of them holds), float, bool, int
-    or NumPy's scalars (types only); else None. Every planned call computes
-    it: the commonest kinds are tested first."""
+def keyed_arguments(args: tuple, numpy_types: bool = False) -> tuple[tuple | None, tuple]:
+    """What decides where and how a call with ``args`` runs (its call plan's
+    key), and ``args`` as compiled code takes them, found in one pass: every
+    planned call, on SYCL and CUDA devices alike, computes them, so the
+    commonest kinds are tested first and each argument is read once. The key
+    holds, for ``usm_ndarray`` or dpnp arrays, their queue, dtype, rank,
+    layout and writability, kind of memory (compiled code takes a dpnp
+    array's ``usm_ndarray``); for CUDA arrays of a class placement has met,
+    their class, device, stream and type to compiled code (it takes a
+    ``CudaArrayArgument``); for NumPy arrays their class (with
+    ``numpy_types``, also what Numba's type of them holds); for float, bool,
+    int or NumPy's scalars their types. The key is None, and ``args`` as
+    they are, where an argument is of none of these."""
     key = []
+    placed = None  # a copy of args once one is converted
     # None until the array library is loaded (by the placement of a first
     # call with USM arguments): before, a USM argument makes the key None
     usm_ndarray = array_library.loaded_usm_ndarray
-    for value in args:
+    for position, value in enumerate(args):
         kind = type(value)
         if kind is usm_ndarray or (kind not in _PLAIN_KINDS and usm_ndarray is not None
                                    and kind is dpnp_array_class()):
             if kind is not usm_ndarray:
                 key.append(kind)
                 value = value.get_array()
+                placed = placed or list(args)
+                placed[position] = value
             key += _usm_kind(value)
             key.append(value.flags.flags)  # writability may change: read at each call
         elif kind is np.ndarray:
@@ -169,17 +181,20 @@ def call_key(args: tuple, numpy_types: bool = False) -> tuple | None:
         elif kind is float or kind in NUMPY_SCALAR_TYPES or kind is bool or (
                 kind is int and -(1 << 63) < value < (1 << 63)):
             key.append(kind)
-        elif kind in cuda_array_classes and (cuda := plan_key(value)) is not None:
-            key.append((kind, cuda))
+        elif kind in cuda_array_classes and (cuda := keyed_argument(value)) is not None:
+            key.append(kind)
+            key += cuda[0]
+            placed = placed or list(args)
+            placed[position] = cuda[1]
         else:
-            return None
-    return tuple(key)
+            return None, args
+    return tuple(key), args if placed is None else tuple(placed)
 
 
-# the kinds of argument call_key tests before dpnp's array class
+# the kinds of argument keyed_arguments tests before dpnp's array class
 _PLAIN_KINDS = frozenset((np.ndarray, float, bool, int, *NUMPY_SCALAR_TYPES))
 
-# id() of each usm_ndarray call_key has met, alive -> (a weak reference to
+# id() of each usm_ndarray keyed_arguments has met, alive -> (a weak reference to
 # it, what of its kind cannot change: queue, dtype, rank, kind of memory).
 # A usm_ndarray's dtype costs more to read than the rest of a planned call's
 # key, and calls in a loop mostly pass the same arrays.
@@ -281,9 +296,12 @@ def _place_cuda(py_func: Callable, queue: CudaQueue, args: tuple, kwargs: dict,
                 arrays: list, others: tuple) -> Placement:
     """The placement of a call with CUDA arrays: compiled code takes each as
     a ``CudaArrayArgument``, and the arrays it returns come back as arrays
-    of the first one's library. The work queued on their streams is done
-    before the call's first launch: the runtime waits for the device's
-    primary context, all of whose streams CuPy, PyTorch and numba.cuda use."""
+    of the first one's library. The call runs on the stream the first one
+    names (``queue``'s), after the work queued there (the runtime waits for
+    it, and launches there); the work on the other arrays' streams
+    (``others``) is waited for here, and by each planned call."""
+    for other in others:
+        other.wait()
 
     def argument(name: str, value: object) -> object:
         if isinstance(value, tuple):
@@ -298,11 +316,11 @@ def _place_cuda(py_func: Callable, queue: CudaQueue, args: tuple, kwargs: dict,
     names = _argument_names(py_func, len(args), kwargs)
     converted = tuple(argument(n, v) for n, v in zip(names, args))
     converted_kwargs = {k: argument(k, v) for k, v in kwargs.items()}
-    cuda_array_classes.update(type(v) for v in arrays)  # for call plans (call_key)
+    cuda_array_classes.update(type(v) for v in arrays)  # for call plans (keyed_arguments)
     results = functools.partial(cuda_result, library=library_of(arrays[0]),
                                 device=queue.device)
     return Placement(queue, converted, converted_kwargs, usm_type="device", kind="CUDA",
-                     results=results)
+                     results=results, waited=others)
 
 
 USM_ARRAYS = ArrayKind(
@@ -451,32 +469,6 @@ def _on_queue(queue: dpctl.SyclQueue | CudaQueue, args: tuple, kwargs: dict,
 def _device_queue(name: str | None) -> dpctl.SyclQueue:
     """One queue per device name: made once, and equivalent to the others on it."""
     return as_queue(name)
-
-
-def _usm_ndarray_of_dpnp(array: object) -> object:
-    return array.get_array()
-
-
-def argument_converter(value: object) -> Callable[[object], object] | None:
-    """How a call planned after one with ``value`` at some position gives
-    compiled code its argument there, as placement gave it the first's: a dpnp
-    array's ``usm_ndarray``, a CUDA array's ``CudaArrayArgument``; None: as
-    it is."""
-    if is_dpnp_array(value):
-        return _usm_ndarray_of_dpnp
-    if is_cuda_array(value):
-        return CudaArrayArgument.of
-    return None
-
-
-def converted(args: tuple, converters: tuple[tuple[int, Callable], ...]) -> tuple:
-    """``args`` with each ``(position, converter)`` of ``converters`` applied."""
-    if not converters:
-        return args
-    found = list(args)
-    for i, convert in converters:
-        found[i] = convert(found[i])
-    return tuple(found)
 
 
 def _names(items: list[tuple[str, object]]) -> str:

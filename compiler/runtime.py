@@ -164,20 +164,22 @@ class Queue:
 
 
 class CudaQueue(Queue):
-    """An ``xpuc_queue*`` on CUDA device ``cuda:<ordinal>``: the same entries
-    take it as a SYCL queue's (calls, buffers, launches of PTX). Kernels
-    never take NumPy memory in place: each call copies it."""
+    """An ``xpuc_queue*`` on stream ``stream`` (a CUstream; 0: the legacy
+    default stream) of CUDA device ``cuda:<ordinal>``: the same entries take
+    it as a SYCL queue's (calls, buffers, launches of PTX). Kernels never
+    take NumPy memory in place: each call copies it."""
 
-    def __init__(self, ordinal: int) -> None:
+    def __init__(self, ordinal: int, stream: int = 0) -> None:
         self.ordinal = ordinal
+        self.stream = stream
         self._handle = None
         handle = c_void_p()
-        check(_lib.xpuc_queue_cuda(ordinal, ctypes.byref(handle)))
+        check(_lib.xpuc_queue_cuda(ordinal, stream, ctypes.byref(handle)))
         self._handle = handle.value
         self._system_memory = False
 
     def __repr__(self) -> str:
-        return f"<xpuc.runtime.CudaQueue on cuda:{self.ordinal}>"
+        return f"<xpuc.runtime.CudaQueue on cuda:{self.ordinal}, stream {self.stream:#x}>"
 
 
 # dpctl.SyclQueue objects cannot be weakly referenced, so the cache holds them

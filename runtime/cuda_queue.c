@@ -1,7 +1,9 @@
-/* The CUDA backend: a queue on a CUDA device, what the core does on it
- * through libxpuc_cuda.so (runtime/cuda/, the driver API). Memory is device
- * memory whatever the USM kind; launches take PTX; the caller's work is all
- * of the device's primary context (CuPy's and torch's streams included). */
+/* The CUDA backend: a queue on a stream of a CUDA device, what the core does
+ * on it through libxpuc_cuda.so (runtime/cuda/, the driver API). Memory is
+ * device memory whatever the USM kind; launches take PTX and run on the
+ * stream; the caller's work is what is queued there (CuPy's current stream,
+ * the stream a CUDA array names), not the whole context's: a call waits for
+ * no other library's streams. */
 #include "internal.h"
 
 #include "cuda/xpuc_cuda.h"
@@ -33,7 +35,7 @@ static int cuda_copy(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
                      const char *direction)
 {
     (void)direction; /* the CUDA runtime's message names the copy */
-    int status = xpuc_cuda_copy(q->cuda_device, dst, src, nbytes);
+    int status = xpuc_cuda_copy(q->cuda_device, q->cuda_stream, dst, src, nbytes);
     return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
 }
 
@@ -45,13 +47,15 @@ static bool cuda_is_device_memory(xpuc_queue *q, const void *ptr)
 
 static bool cuda_same_device(xpuc_queue *a, xpuc_queue *b)
 {
-    return a->cuda_device == b->cuda_device; /* one handle per device */
+    /* one handle per device; a call nested in one on another stream runs on
+     * the outer call's queue, whose stream is waited for at each launch */
+    return a->cuda_device == b->cuda_device;
 }
 
 static int cuda_wait_caller(xpuc_queue *q)
 {
     void *gil = gil_release();
-    int status = xpuc_cuda_synchronize(q->cuda_device);
+    int status = xpuc_cuda_synchronize(q->cuda_device, q->cuda_stream);
     gil_restore(gil);
     return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
 }
@@ -67,8 +71,8 @@ static int cuda_launch(xpuc_queue *q, const void *ptx, int64_t length, uint64_t 
     for (int32_t i = 0; global && i < ndim && i < 3; i++)
         empty |= global[i] == 0;
     void *gil = gil_release();
-    int status = xpuc_cuda_launch(q->cuda_device, ptx, length, hash, kernel_name, arg_slots,
-                                  arg_kinds, nargs, global, local, ndim);
+    int status = xpuc_cuda_launch(q->cuda_device, q->cuda_stream, ptx, length, hash,
+                                  kernel_name, arg_slots, arg_kinds, nargs, global, local, ndim);
     gil_restore(gil);
     *ran = status == XPUC_OK && !empty;
     return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
@@ -94,7 +98,7 @@ const queue_backend cuda_backend = {
 #define MAX_CUDA_DEVICES 64
 static int64_t launch_costs[MAX_CUDA_DEVICES];
 
-int xpuc_queue_cuda(int32_t ordinal, xpuc_queue **out)
+int xpuc_queue_cuda(int32_t ordinal, void *stream, xpuc_queue **out)
 {
     if (!out)
         return fail(XPUC_ERR_INVALID, "xpuc: xpuc_queue_cuda needs an output");
@@ -116,6 +120,7 @@ int xpuc_queue_cuda(int32_t ordinal, xpuc_queue **out)
                     (int)ordinal);
     q->backend = &cuda_backend;
     q->cuda_device = device;
+    q->cuda_stream = stream;
     q->target = ordinal;
     q->launch_cost_ns = &launch_costs[ordinal];
     snprintf(q->device_name, sizeof q->device_name, "cuda:%d (%s)", (int)ordinal, name);

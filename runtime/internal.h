@@ -19,7 +19,7 @@
  * A queue's backend (queue_backend, below) does what differs per family:
  *   sycl/      on dpctl's C API (built with XPUC_SYCL): wrapped dpctl queues,
  *              USM and its block cache, SPIR-V builds, submissions
- *   cuda/queue.c  on libxpuc_cuda.so (the CUDA driver API): a CUDA device's
+ *   cuda_queue.c  on libxpuc_cuda.so (the CUDA driver API): a CUDA device's
  *              queue, device memory, PTX launches */
 #ifndef XPUC_INTERNAL_H
 #define XPUC_INTERNAL_H
@@ -92,8 +92,11 @@ struct xpuc_queue {
     /* Cached once so launches never re-query them. */
     struct DPCTLOpaqueSyclContext *context;
     struct DPCTLOpaqueSyclDevice *device;
-    /* ---- CUDA (cuda/queue.c): the device, opened once per process. */
+    /* ---- CUDA (cuda_queue.c): the device, opened once per process, and the
+     * stream (a CUstream; NULL: the legacy default stream) the queue's
+     * launches and copies go to. */
     struct xpuc_cuda_device *cuda_device;
+    void *cuda_stream;
 };
 
 /* ---- errors and statistics (errors.c) ------------------------------------ */

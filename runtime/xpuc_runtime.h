@@ -78,10 +78,12 @@ typedef struct {
  * an in-order queue of its own on the same context and device; and caches the
  * context, device and device name. */
 int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out);
-/* A queue on CUDA device `ordinal` (cuda:ordinal, its primary context). Its
- * USM of any kind is device memory, its launches take PTX, and a call on it
- * waits for all work already submitted to the device. */
-int xpuc_queue_cuda(int32_t ordinal, xpuc_queue **out);
+/* A queue on CUDA stream `stream` of device `ordinal` (cuda:ordinal, its
+ * primary context): a CUstream, or NULL for the legacy default stream. Its
+ * USM of any kind is device memory, its launches take PTX and run on the
+ * stream, and a call on it waits for the work already queued there (the
+ * caller's: CuPy's current stream, the stream a CUDA array names). */
+int xpuc_queue_cuda(int32_t ordinal, void *stream, xpuc_queue **out);
 int xpuc_queue_release(xpuc_queue *queue);
 
 /* USM memory on a queue. A free names the size and kind the block was

@@ -171,11 +171,11 @@ def test_cuda_entry_prototypes_agree():
 
 
 def test_one_launch_abi():
-    """A CUDA launch takes a device, then what a SYCL launch takes."""
+    """A CUDA launch takes a device and stream, then what a SYCL launch takes."""
     cuda = abi.CUDA_ENTRIES["xpuc_cuda_launch"].params
     sycl = abi.ENTRIES["xpuc_launch"].params
-    assert cuda[0] == ("device", "cuda_device*")
-    assert [kind for _, kind in cuda[1:]] == [kind for _, kind in sycl]
+    assert cuda[:2] == (("device", "cuda_device*"), ("stream", "void*"))
+    assert [kind for _, kind in cuda[2:]] == [kind for _, kind in sycl]
 
 
 def test_readers_see_a_change(tmp_path):

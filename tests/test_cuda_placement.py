@@ -294,23 +294,62 @@ def test_dlpack_capsules_are_read_and_released():
         dlpack.read_capsule(capsule)
 
 
-def test_call_plans_key_cuda_arrays_by_class_device_and_type():
+def key(args):
+    from xpuc.placement import keyed_arguments
+
+    return keyed_arguments(args)[0]
+
+
+def test_call_plans_key_cuda_arrays_by_class_device_stream_and_type():
     """Calls with CUDA arrays of a class placement has met skip placement
-    after the first: their key says all that placement and compiling read."""
-    from xpuc.placement import call_key, place
+    after the first: their key says all that placement and compiling read,
+    and the arguments come with it as compiled code takes them, each array's
+    interface read once."""
+    from xpuc.placement import keyed_arguments, place
 
     class Unmet(FakeCudaArray):
         pass
 
-    assert call_key((Unmet((4,)),)) is None  # never placed: its class unknown
+    unmet = Unmet((4,))
+    assert keyed_arguments((unmet,)) == (None, (unmet,))  # never placed: its class unknown
     place(add.py_func, (FakeCudaArray((4,)), FakeCudaArray((4,))), {})
-    key = call_key((FakeCudaArray((4,)), 2.0))
-    assert key == ((FakeCudaArray, (0, cuda_array_type(np.dtype("float64"), 1, "C", False))),
-                   float)
-    assert call_key((FakeCudaArray((7,)), 2.0)) == key  # the shape is no part of it
-    assert call_key((FakeCudaArray((4,), 1), 2.0)) != key
-    assert call_key((FakeCudaArray((4,), typestr="<f4"), 2.0)) != key
-    assert call_key((FakeCudaArray((4, 2), strides=(8, 32)),)) != call_key(
-        (FakeCudaArray((4, 2)),))
+    array = FakeCudaArray((4,))
+    first, placed = keyed_arguments((array, 2.0))
+    assert first == (FakeCudaArray, 0, 0, "<f8", 1, "C", False, float)
+    assert type(placed[0]) is CudaArrayArgument and placed[0].source is array
+    assert placed[0].shape == (4,) and placed[1] == 2.0
+    assert key((FakeCudaArray((7,)), 2.0)) == first  # the shape is no part of it
+    assert key((FakeCudaArray((4,), 1), 2.0)) != first
+    assert key((FakeCudaArray((4,), typestr="<f4"), 2.0)) != first
+    assert key((FakeCudaArray((4, 2), strides=(8, 32)),)) != key((FakeCudaArray((4, 2)),))
+    on_a_stream = FakeCudaArray((4,))
+    on_a_stream.__cuda_array_interface__["stream"] = 0x5000
+    assert key((on_a_stream, 2.0)) != first
+    legacy = FakeCudaArray((4,))  # None and 1 both name the legacy default stream
+    legacy.__cuda_array_interface__["stream"] = None
+    assert key((legacy, 2.0)) == first
     masked = FakeCudaArray((4,), mask=(NOWHERE, False))
-    assert call_key((masked,)) is None  # placement refuses it, naming it
+    assert key((masked,)) is None  # placement refuses it, naming it
+
+
+def test_cuda_arrays_run_on_the_stream_they_name_and_wait_for_the_others(monkeypatch):
+    """A call runs on the first CUDA array's stream (CuPy's current one, as
+    its interface names it) and waits for the work on the other arrays'
+    streams of the device; arrays that name the legacy default stream, or
+    none, run where a device context's calls run."""
+    from xpuc.placement import place
+
+    waited = []
+    monkeypatch.setattr(cuda_runtime.CudaDevice, "synchronize",
+                        lambda self, stream: waited.append((self.ordinal, stream)))
+    a, b, c = (FakeCudaArray((4,)) for _ in range(3))
+    a.__cuda_array_interface__["stream"] = 0x5000
+    c.__cuda_array_interface__["stream"] = 0x6000
+    placement = place(add.py_func, (a, b, c), {})
+    assert placement.queue is device.cuda_queue(0).on_stream(0x5000)
+    assert placement.queue.device == device.cuda_queue(0).device
+    assert placement.waited == (device.cuda_queue(0), device.cuda_queue(0).on_stream(0x6000))
+    assert waited == [(0, 0), (0, 0x6000)]
+    assert place(add.py_func, (b, b), {}).queue is device.cuda_queue(0)
+    with xpuc.device_context("cuda:0"):  # one device: its streams' queues are equivalent
+        assert place(add.py_func, (a, b), {}).queue is device.cuda_queue(0).on_stream(0x5000)

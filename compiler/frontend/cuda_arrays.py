@@ -49,37 +49,58 @@ def _dlpack_device(value: object) -> tuple[int, int]:
         return (0, 0)  # no device DLPack names
 
 
-def cuda_ordinal(value: object) -> int | None:
+def cuda_ordinal(value: object, pointer: int | None = None) -> int | None:
     """The ordinal of the CUDA device whose memory CUDA array ``value`` is:
     what its ``__dlpack_device__`` says, else what the driver says of its
-    pointer; None for an array with no memory that names no device."""
+    pointer (``pointer``, else its ``__cuda_array_interface__``'s); None for
+    an array with no memory that names no device."""
     if hasattr(type(value), "__dlpack_device__"):
         kind, ordinal = _dlpack_device(value)
         if kind in _CUDA_DEVICE_TYPES:
             return ordinal
-    pointer = value.__cuda_array_interface__["data"][0]
+    if pointer is None:
+        pointer = value.__cuda_array_interface__["data"][0]
     return cuda_runtime.pointer_device(pointer) if pointer else None
 
 
+def cuda_stream(value: object) -> int:
+    """The stream a call on CUDA array ``value`` runs on: the CUstream its
+    ``__cuda_array_interface__`` names (CuPy's current stream, torch's), 0
+    (the legacy default stream) where it names that one (1) or none."""
+    interface = getattr(value, "__cuda_array_interface__", None)
+    return 0 if interface is None else _call_stream(interface.get("stream"))
+
+
+def _call_stream(stream: int | None) -> int:
+    # __cuda_array_interface__ v3: None needs no wait, 1 is the legacy default
+    # stream (the driver's NULL stream), 2 the per-thread default stream
+    # (CU_STREAM_PER_THREAD, a handle the driver takes as it is), else a CUstream
+    return 0 if stream is None or stream == 1 else stream
+
+
 # The classes of the CUDA arrays placement has met (cupy.ndarray,
-# torch.Tensor...): call plans key their instances (``plan_key``). A class
-# alone does not make a CUDA array (PyTorch's CPU tensors).
+# torch.Tensor...): call plans key their instances (``keyed_argument``). A
+# class alone does not make a CUDA array (PyTorch's CPU tensors).
 cuda_array_classes: set[type] = set()
 
 
-def plan_key(value: object) -> tuple | None:
-    """What about ``value``, an instance of one of ``cuda_array_classes``,
-    decides where and how a call with it runs (its device, and its type to
-    compiled code: dtype, rank, layout, writability); None where it is no
-    CUDA array that compiled code takes."""
+def keyed_argument(value: object) -> tuple[tuple, CudaArrayArgument] | None:
+    """``value``, an instance of one of ``cuda_array_classes``, as compiled
+    code takes it, with what of it decides where and how a call with it runs:
+    its device and stream, and its type to compiled code (typestr, rank,
+    layout, writability), plain values that hash fast. Its
+    ``__cuda_array_interface__`` is read once. None where it is no CUDA array
+    that compiled code takes (DLPack alone, a mask: placement says why)."""
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is None:
-        return None  # DLPack alone: placed at each call
+        return None
     try:
         argument = CudaArrayArgument.of_interface(value, interface)
     except ValueError:
-        return None  # placement says why
-    return (cuda_ordinal(value), argument_type(argument))
+        return None
+    key = (cuda_ordinal(value, argument._pointer), _call_stream(interface.get("stream")),
+           interface["typestr"], argument.ndim, argument.layout, argument.readonly)
+    return key, argument
 
 
 def library_of(value: object) -> str:
@@ -159,6 +180,8 @@ def _dtype(typestr: str) -> np.dtype:
     return np.dtype(typestr)
 
 
+# cached: the unboxer reads a C-order argument's strides at every call
+@functools.lru_cache(maxsize=256)
 def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """C order's strides of ``shape``, in elements."""
     strides, step = [], 1

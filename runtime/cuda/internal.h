@@ -25,7 +25,7 @@ typedef int CUdevice;
 typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
-typedef struct CUstream_st *CUstream;
+typedef struct CUstream_st *CUstream; /* NULL: the legacy default stream */
 typedef unsigned long long CUdeviceptr;
 typedef size_t (*CUoccupancyB2DSize)(int block_size);
 
@@ -52,12 +52,13 @@ typedef struct {
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *context, CUdevice device);
     CUresult (*cuCtxPushCurrent)(CUcontext context);
     CUresult (*cuCtxPopCurrent)(CUcontext *context);
-    CUresult (*cuCtxSynchronize)(void);
+    CUresult (*cuStreamSynchronize)(CUstream stream);
     CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t nbytes);
     CUresult (*cuMemFree)(CUdeviceptr ptr);
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t nbytes);
     CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t nbytes);
-    CUresult (*cuMemcpy)(CUdeviceptr dst, CUdeviceptr src, size_t nbytes);
+    CUresult (*cuMemcpyAsync)(CUdeviceptr dst, CUdeviceptr src, size_t nbytes,
+                              CUstream stream);
     CUresult (*cuPointerGetAttribute)(void *data, int attribute, CUdeviceptr ptr);
     CUresult (*cuModuleLoadDataEx)(CUmodule *module, const void *image, unsigned count,
                                    int *options, void **values);

@@ -60,7 +60,7 @@ static void pick_block(int block_size, const int64_t *global, int32_t ndim, int6
     }
 }
 
-int xpuc_cuda_launch(xpuc_cuda_device *device, const void *ptx, int64_t ptx_len,
+int xpuc_cuda_launch(xpuc_cuda_device *device, void *stream, const void *ptx, int64_t ptx_len,
                      uint64_t ptx_hash, const char *kernel_name, const uint64_t *arg_slots,
                      const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
                      const int64_t *local, int32_t ndim)
@@ -144,11 +144,12 @@ int xpuc_cuda_launch(xpuc_cuda_device *device, const void *ptx, int64_t ptx_len,
     if (status == XPUC_OK && !problem) {
         result = cu->cuLaunchKernel(kernel->function, (unsigned)grid[0], (unsigned)grid[1],
                                     (unsigned)grid[2], (unsigned)block[0], (unsigned)block[1],
-                                    (unsigned)block[2], 0, NULL, nargs ? params : NULL, NULL);
+                                    (unsigned)block[2], 0, (CUstream)stream, nargs ? params : NULL,
+                                    NULL);
         problem = result ? "the driver refused the launch" : NULL;
     }
     if (status == XPUC_OK && !problem) {
-        result = cu->cuCtxSynchronize();
+        result = cu->cuStreamSynchronize((CUstream)stream);
         problem = result ? "the kernel failed" : NULL;
     }
     leave();

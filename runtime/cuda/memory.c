@@ -64,14 +64,25 @@ int xpuc_cuda_copy_to_host(xpuc_cuda_device *device, void *dst, const void *src,
     return XPUC_OK;
 }
 
-int xpuc_cuda_copy(xpuc_cuda_device *device, void *dst, const void *src, int64_t nbytes)
+/* Queued on the call's stream, after the kernels it launched there, and
+ * waited for: a device-to-device cuMemcpy would be ordered only on the
+ * legacy default stream, and return before it is done. */
+static CUresult copy_on_stream(CUstream stream, void *dst, const void *src, int64_t nbytes)
+{
+    CUresult result = driver()->cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst,
+                                              (CUdeviceptr)(uintptr_t)src, (size_t)nbytes,
+                                              stream);
+    return result ? result : driver()->cuStreamSynchronize(stream);
+}
+
+int xpuc_cuda_copy(xpuc_cuda_device *device, void *stream, void *dst, const void *src,
+                   int64_t nbytes)
 {
     if (nbytes < 0 || (nbytes && (!dst || !src)))
         return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_copy: bad arguments");
     if (nbytes)
         IN_CONTEXT(device, XPUC_ERR_COPY, "copying",
-                   driver()->cuMemcpy((CUdeviceptr)(uintptr_t)dst,
-                                      (CUdeviceptr)(uintptr_t)src, (size_t)nbytes));
+                   copy_on_stream((CUstream)stream, dst, src, nbytes));
     return XPUC_OK;
 }
 
@@ -96,8 +107,9 @@ int xpuc_cuda_pointer_device(const void *ptr, int32_t *ordinal)
     return XPUC_OK;
 }
 
-int xpuc_cuda_synchronize(xpuc_cuda_device *device)
+int xpuc_cuda_synchronize(xpuc_cuda_device *device, void *stream)
 {
-    IN_CONTEXT(device, XPUC_ERR_LAUNCH, "waiting for the device", driver()->cuCtxSynchronize());
+    IN_CONTEXT(device, XPUC_ERR_LAUNCH, "waiting for the stream",
+               driver()->cuStreamSynchronize((CUstream)stream));
     return XPUC_OK;
 }

@@ -43,24 +43,27 @@ int xpuc_cuda_copy_to_device(xpuc_cuda_device *device, void *dst, const void *sr
                              int64_t nbytes);
 int xpuc_cuda_copy_to_host(xpuc_cuda_device *device, void *dst, const void *src,
                            int64_t nbytes);
-/* A copy in any direction (the driver tells host from device memory by its
- * address: unified addressing), returned once done. */
-int xpuc_cuda_copy(xpuc_cuda_device *device, void *dst, const void *src, int64_t nbytes);
+/* A copy in any direction on `stream` (the driver tells host from device
+ * memory by its address: unified addressing), returned once done. */
+int xpuc_cuda_copy(xpuc_cuda_device *device, void *stream, void *dst, const void *src,
+                   int64_t nbytes);
 /* *ordinal = the device whose memory ptr is (CuPy's, torch's, xpuc's: its
  * kernels use it in place), -1 for host memory. */
 int xpuc_cuda_pointer_device(const void *ptr, int32_t *ordinal);
-/* Waits for all work submitted to the device's primary context, on any
- * stream (work CuPy or torch queued before a call). */
-int xpuc_cuda_synchronize(xpuc_cuda_device *device);
+/* Waits for the work queued on `stream` of the device's primary context (a
+ * CUstream; NULL: the legacy default stream, which also waits for the
+ * blocking streams' earlier work): what CuPy or torch queued before a call. */
+int xpuc_cuda_synchronize(xpuc_cuda_device *device, void *stream);
 
 /* Loads (once per process per device and PTX hash) the PTX module and runs
- * its kernel `kernel_name` over `global` work-items (x, y, z), and waits.
+ * its kernel `kernel_name` over `global` work-items (x, y, z) on `stream`
+ * (a CUstream, NULL: the legacy default stream), and waits for it.
  * local all zero (or NULL) leaves the block to the runtime: the driver's
  * occupancy calculator's size for the kernel, at most 256 threads (fewer,
  * in whole warps, where that gives a small range a block on every SM), the
  * grid rounded up to whole blocks (xpuc's parfor kernels return at once past
  * their range); else each global size must be a multiple of its local size. */
-int xpuc_cuda_launch(xpuc_cuda_device *device, const void *ptx, int64_t ptx_len,
+int xpuc_cuda_launch(xpuc_cuda_device *device, void *stream, const void *ptx, int64_t ptx_len,
                      uint64_t ptx_hash, const char *kernel_name, const uint64_t *arg_slots,
                      const int32_t *arg_kinds, int32_t nargs, const int64_t *global,
                      const int64_t *local, int32_t ndim);
