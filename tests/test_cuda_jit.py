@@ -233,6 +233,37 @@ def test_a_call_runs_after_the_work_queued_on_the_arrays_stream(cp):
     assert total == 2500.0 * n
 
 
+# a kernel that keeps its stream busy for `cycles` clock ticks
+_SPIN = r"""
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+}
+"""
+
+
+@cuda
+def test_a_call_waits_for_its_stream_and_not_for_the_others(cp):
+    """A call on arrays of CuPy's current stream runs there: it neither waits
+    for another stream's work (a busy kernel of another library) nor runs
+    before the work queued on its own."""
+    spin = cp.RawKernel(_SPIN, "spin")
+    busy, ours = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    a = cp.ones(1 << 20)
+    with ours:
+        _sum_of_squares(a)  # compiled, and its plan made, before the other stream is busy
+    cp.cuda.Device().synchronize()
+    with busy:
+        spin((1,), (1,), (np.int64(2_000_000_000),))  # about a second at an H100's clock
+    with ours:
+        spin((1,), (1,), (np.int64(20_000_000),))  # a few ms, then the call's input
+        cp.multiply(a, 3.0, out=a)
+        total = _sum_of_squares(a)
+    assert total == 9.0 * (1 << 20)  # read after the stream's work
+    assert not busy.done  # the call returned while the other stream was busy
+    busy.synchronize()
+
+
 @xpuc.jit
 def _first_and_host_made(a):
     scale = a[0]  # one element, copied to the host
