@@ -33,8 +33,8 @@ from .frontend.cuda_arrays import (
     cuda_result,
     cuda_stream,
     is_cuda_array,
-    keyed_argument,
     library_of,
+    met_cuda_array_class,
 )
 from .frontend.usm import USM_TYPES, coerce_usm_types, usm_type_of
 
@@ -181,7 +181,7 @@ def keyed_arguments(args: tuple, numpy_types: bool = False) -> tuple[tuple | Non
         elif kind is float or kind in NUMPY_SCALAR_TYPES or kind is bool or (
                 kind is int and -(1 << 63) < value < (1 << 63)):
             key.append(kind)
-        elif kind in cuda_array_classes and (cuda := keyed_argument(value)) is not None:
+        elif (read := cuda_array_classes.get(kind)) is not None and (cuda := read(value)):
             key.append(kind)
             key += cuda[0]
             placed = placed or list(args)
@@ -316,7 +316,8 @@ def _place_cuda(py_func: Callable, queue: CudaQueue, args: tuple, kwargs: dict,
     names = _argument_names(py_func, len(args), kwargs)
     converted = tuple(argument(n, v) for n, v in zip(names, args))
     converted_kwargs = {k: argument(k, v) for k, v in kwargs.items()}
-    cuda_array_classes.update(type(v) for v in arrays)  # for call plans (keyed_arguments)
+    for array in arrays:  # for call plans (keyed_arguments)
+        met_cuda_array_class(type(array))
     results = functools.partial(cuda_result, library=library_of(arrays[0]),
                                 device=queue.device)
     return Placement(queue, converted, converted_kwargs, usm_type="device", kind="CUDA",

@@ -233,11 +233,12 @@ def test_a_call_runs_after_the_work_queued_on_the_arrays_stream(cp):
     assert total == 2500.0 * n
 
 
-# a kernel that keeps its stream busy for `cycles` clock ticks
-_SPIN = r"""
-extern "C" __global__ void spin(long long cycles) {
+# a kernel that keeps its stream busy until the host sets *flag (host memory
+# the device reads), or for `cycles` clock ticks
+_HOLD = r"""
+extern "C" __global__ void hold(volatile int *flag, long long cycles) {
     long long start = clock64();
-    while (clock64() - start < cycles) {}
+    while (!*flag && clock64() - start < cycles) {}
 }
 """
 
@@ -245,23 +246,50 @@ extern "C" __global__ void spin(long long cycles) {
 @cuda
 def test_a_call_waits_for_its_stream_and_not_for_the_others(cp):
     """A call on arrays of CuPy's current stream runs there: it neither waits
-    for another stream's work (a busy kernel of another library) nor runs
-    before the work queued on its own."""
-    spin = cp.RawKernel(_SPIN, "spin")
+    for another stream's work (a kernel of another library, held until the
+    call has returned) nor runs before the work queued on its own."""
+    hold = cp.RawKernel(_HOLD, "hold")
+    flag_memory = cp.cuda.alloc_pinned_memory(4)
+    flag = np.frombuffer(flag_memory, np.int32, 1)
     busy, ours = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
     a = cp.ones(1 << 20)
-    with ours:
-        _sum_of_squares(a)  # compiled, and its plan made, before the other stream is busy
+    with ours:  # compiled, planned and CuPy's kernels built before the other stream is held
+        _sum_of_squares(a)
+        cp.multiply(a, 1.0, out=a)
     cp.cuda.Device().synchronize()
-    with busy:
-        spin((1,), (1,), (np.int64(2_000_000_000),))  # about a second at an H100's clock
-    with ours:
-        spin((1,), (1,), (np.int64(20_000_000),))  # a few ms, then the call's input
+    flag[0] = 0
+    with busy:  # held until released, at most seconds
+        hold((1,), (1,), (np.uint64(flag_memory.ptr), np.int64(20_000_000_000)))
+    with ours:  # a few ms (the flag is still down), then the call's input
+        hold((1,), (1,), (np.uint64(flag_memory.ptr), np.int64(20_000_000)))
         cp.multiply(a, 3.0, out=a)
         total = _sum_of_squares(a)
-    assert total == 9.0 * (1 << 20)  # read after the stream's work
-    assert not busy.done  # the call returned while the other stream was busy
+    held = not busy.done  # the call returned while the other stream was held
+    flag[0] = 1
     busy.synchronize()
+    assert held
+    assert total == 9.0 * (1 << 20)  # read after its own stream's work
+
+
+@cuda
+def test_cupy_arrays_are_read_as_their_interface_says(cp):
+    """Call plans read CuPy's arrays by their attributes, not by the dict of
+    their interface, and read what the interface says."""
+    from xpuc.frontend.cuda_arrays import _keyed_cupy_argument, keyed_argument
+
+    base = cp.arange(60, dtype=cp.float32).reshape(6, 10)
+    stream = cp.cuda.Stream(non_blocking=True)
+    arrays = [base, base.T, base[::2, 1:7], base[:0], cp.zeros(3, cp.int64), base[2]]
+    for array in arrays:
+        for where in (cp.cuda.Stream.null, stream):
+            with where:
+                cupy_key, cupy_argument = _keyed_cupy_argument(array)
+                key, argument = keyed_argument(array)
+            assert cupy_key == key
+            assert (cupy_argument._pointer, cupy_argument.shape, cupy_argument.strides,
+                    cupy_argument.dtype, cupy_argument.readonly, cupy_argument.source) == (
+                argument._pointer, argument.shape, argument.strides, argument.dtype,
+                argument.readonly, argument.source)
 
 
 @xpuc.jit
