@@ -54,6 +54,13 @@ static bool cuda_same_device(xpuc_queue *a, xpuc_queue *b)
 
 static int cuda_wait_caller(xpuc_queue *q)
 {
+    /* Every command of a call (launches, copies of elements and buffers) goes
+     * to its queue's stream, after the caller's work there, and is waited
+     * for: nothing to wait for first. A call nested in one on another stream
+     * runs on the outer call's queue, after the work on its own stream. */
+    xpuc_queue *outer = call_queue();
+    if (!outer || outer->cuda_stream == q->cuda_stream)
+        return XPUC_OK;
     void *gil = gil_release();
     int status = xpuc_cuda_synchronize(q->cuda_device, q->cuda_stream);
     gil_restore(gil);
