@@ -80,9 +80,10 @@ typedef struct {
 int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out);
 /* A queue on CUDA stream `stream` of device `ordinal` (cuda:ordinal, its
  * primary context): a CUstream, or NULL for the legacy default stream. Its
- * USM of any kind is device memory, its launches take PTX and run on the
- * stream, and a call on it waits for the work already queued there (the
- * caller's: CuPy's current stream, the stream a CUDA array names). */
+ * USM of any kind is device memory, its launches take PTX; launches and copies
+ * go to the stream, each waited for, so a call on it runs after the work already
+ * queued there (the caller's: CuPy's current stream, the stream a CUDA array
+ * names) and waits for no other stream. */
 int xpuc_queue_cuda(int32_t ordinal, void *stream, xpuc_queue **out);
 int xpuc_queue_release(xpuc_queue *queue);
 
