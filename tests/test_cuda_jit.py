@@ -272,6 +272,26 @@ def test_a_call_waits_for_its_stream_and_not_for_the_others(cp):
 
 
 @cuda
+def test_a_call_on_torch_tensors_runs_on_torchs_current_stream(torch, cp):
+    """PyTorch's interface names no stream: a call on its tensors runs on
+    torch's current stream (one of its non-blocking side streams here),
+    after the work queued there (a kernel held for a while, then torch's)."""
+    hold = cp.RawKernel(_HOLD, "hold")
+    flag_memory = cp.cuda.alloc_pinned_memory(4)
+    np.frombuffer(flag_memory, np.int32, 1)[0] = 0  # never raised: held for its cycles
+    x = torch.ones(1 << 20, device="cuda", dtype=torch.float64)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        _sum_of_squares(x)  # compiled and planned before the side stream is held
+        torch.cuda.synchronize()
+        with cp.cuda.ExternalStream(side.cuda_stream):
+            hold((1,), (1,), (np.uint64(flag_memory.ptr), np.int64(200_000_000)))
+        x.mul_(3.0)
+        total = _sum_of_squares(x)
+    assert total == 9.0 * (1 << 20)
+
+
+@cuda
 def test_cupy_arrays_are_read_as_their_interface_says(cp):
     """Call plans read CuPy's arrays by their attributes, not by the dict of
     their interface, and read what the interface says."""

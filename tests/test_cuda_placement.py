@@ -353,3 +353,38 @@ def test_cuda_arrays_run_on_the_stream_they_name_and_wait_for_the_others(monkeyp
     assert place(add.py_func, (b, b), {}).queue is device.cuda_queue(0)
     with xpuc.device_context("cuda:0"):  # one device: its streams' queues are equivalent
         assert place(add.py_func, (a, b), {}).queue is device.cuda_queue(0).on_stream(0x5000)
+
+
+def test_arrays_whose_interface_names_no_stream_run_on_their_librarys(monkeypatch):
+    """PyTorch's interface (version 2) names no stream: its tensors are used
+    on torch's current stream of their device; another library's such arrays
+    on the legacy default stream."""
+    import types
+
+    from xpuc.placement import place
+
+    class FakeTensor(FakeCudaArray):
+        __module__ = "torch"
+
+        def __init__(self, shape):
+            super().__init__(shape)
+            del self.__cuda_array_interface__["stream"]
+            self.device = "cuda:0"
+
+    class Unnamed(FakeCudaArray):
+        __module__ = "somelib"
+
+        def __init__(self, shape):
+            super().__init__(shape)
+            del self.__cuda_array_interface__["stream"]
+
+    current = types.SimpleNamespace(cuda_stream=0x7000)
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        current_stream=lambda device: current if device == "cuda:0" else None))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    assert place(add.py_func, (FakeTensor((4,)),) * 2, {}).queue is device.cuda_queue(
+        0).on_stream(0x7000)
+    assert key((FakeTensor((4,)),))[2] == 0x7000  # the plans' key names it too
+    current.cuda_stream = 0  # torch's default stream: the legacy one
+    assert place(add.py_func, (FakeTensor((4,)),) * 2, {}).queue is device.cuda_queue(0)
+    assert place(add.py_func, (Unnamed((4,)),) * 2, {}).queue is device.cuda_queue(0)

@@ -66,10 +66,27 @@ def cuda_ordinal(value: object, pointer: int | None = None) -> int | None:
 
 def cuda_stream(value: object) -> int:
     """The stream a call on CUDA array ``value`` runs on: the CUstream its
-    ``__cuda_array_interface__`` names (CuPy's current stream, torch's), 0
-    (the legacy default stream) where it names that one (1) or none."""
+    ``__cuda_array_interface__`` names (CuPy's current stream), else its
+    library's current stream (PyTorch's interface, version 2, names none), 0
+    (the legacy default stream) where that is the one named, or none is."""
     interface = getattr(value, "__cuda_array_interface__", None)
-    return 0 if interface is None else _call_stream(interface.get("stream"))
+    return 0 if interface is None else _interface_stream(value, interface)
+
+
+def _interface_stream(value: object, interface: dict) -> int:
+    if "stream" in interface:
+        return _call_stream(interface["stream"])
+    current = _LIBRARY_STREAMS.get(library_of(value))
+    return 0 if current is None else _call_stream(current(value))
+
+
+def _torch_stream(tensor: object) -> int:
+    return sys.modules["torch"].cuda.current_stream(tensor.device).cuda_stream
+
+
+# Where a library's arrays are used when their interface names no stream: the
+# library's current stream on their device, as its own operations use it.
+_LIBRARY_STREAMS: dict[str, Callable[[object], int]] = {"torch": _torch_stream}
 
 
 def _call_stream(stream: int | None) -> int:
@@ -96,7 +113,7 @@ def keyed_argument(value: object) -> KeyedArgument | None:
         argument = CudaArrayArgument.of_interface(value, interface)
     except ValueError:
         return None
-    key = (cuda_ordinal(value, argument._pointer), _call_stream(interface.get("stream")),
+    key = (cuda_ordinal(value, argument._pointer), _interface_stream(value, interface),
            interface["typestr"], argument.ndim, argument.layout, argument.readonly)
     return key, argument
 
