@@ -23,7 +23,7 @@ class IntelGpu:
         # to its widest size side by side (as targets.vector_lanes says of
         # a live GPU); every Xe core computes in half precision
         return Target(name=name, fp64=self.fp64, fp16=True, atomic64=self.atomic64,
-                      vector_lanes=max(self.sub_group_sizes))
+                      vector_lanes=max(self.sub_group_sizes), parallel_inner_loops=True)
 
 
 _PVC = IntelGpu("Data Center GPU Max (Ponte Vecchio, Xe-HPC)", fp64=True, atomic64=True,

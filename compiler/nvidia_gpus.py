@@ -38,7 +38,7 @@ class NvidiaGpu:
         # has 64-bit atomics
         return Target(name=name, family="cuda", sm_arch=name, ptx_version=self.ptx_version,
                       fp64=True, fp16=True, atomic64=True, vector_lanes=_WARP,
-                      reduction_group_size=_REDUCTION_BLOCK,
+                      reduction_group_size=_REDUCTION_BLOCK, parallel_inner_loops=True,
                       reduction_groups=(multiprocessors or self.multiprocessors)
                       * blocks_per_multiprocessor)
 

@@ -50,6 +50,7 @@ def target_for(device: dpctl.SyclDevice | CudaDevice | str) -> Target:
         vectorizes_work_items=device.is_cpu,
         cache_line_bytes=device.global_mem_cache_line_size or 64,
         reorders_loop_reductions=device.is_cpu,
+        parallel_inner_loops=not device.is_cpu,
     )
 
 

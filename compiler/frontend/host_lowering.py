@@ -457,7 +457,7 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     if offload.queue is not None and lowered.binary:  # built while Numba compiles the host code
         runtime.build_ahead(offload.queue, [lowered.binary])
 
-    for inst in parfor.init_block.body:
+    for inst in (*parfor.init_block.body, *kernel.host_bounds):
         lowerer.lower_inst(inst)
 
     def launch() -> None:

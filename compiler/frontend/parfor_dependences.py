@@ -60,7 +60,39 @@ class _Access:
 def check_loop_carried(t: Translation) -> None:
     """Refuse an array that ``t``'s parfor body writes and reads at elements
     other iterations may touch."""
-    own = {nest.index_variable.name for nest in t.parfor.loop_nests}
+    conflict = _loop_carried(t, _body_accesses(t))
+    if conflict is None:
+        return
+    array, read, write = conflict
+    raise UnsupportedError(
+        f"{where(read.loc)}: '{user_names([array])}' read here and written on line "
+        f"{write.loc.line} in the same prange at elements that other iterations may "
+        "touch (a loop-carried dependence: the result would depend on the order the "
+        "iterations run in); every access to an array the loop both reads and writes "
+        "must index one dimension by the same item the iteration owns (the loop's index)")
+
+
+def iterations_independent(t: Translation) -> bool:
+    """Whether the iterations of ``t``'s parfor touch disjoint elements of
+    every array from outside the body that it writes: each write indexes a
+    dimension by an item each index of the nest owns (distinct iterations
+    write distinct elements), and no read meets another iteration's write.
+    (A loop of a body made a level of the nest, inner_loops.py, asks it of
+    the widened nest.)"""
+    own = _own_indices(t)
+    accesses = _body_accesses(t)
+    return all(own <= a.owners() for array, found in accesses.items()
+               if array not in t.parfor.redvars for a in found if a.writes) \
+        and _loop_carried(t, accesses) is None
+
+
+def _own_indices(t: Translation) -> set[str]:
+    return {nest.index_variable.name for nest in t.parfor.loop_nests}
+
+
+def _body_accesses(t: Translation) -> dict[str, list[_Access]]:
+    """The accesses of ``t``'s parfor body to arrays from outside it, by
+    array, but for updates made atomic."""
     ownership = IterationOwnership(t)
     accesses: dict[str, list[_Access]] = {}
     for stmt, _ in body_statements(t.parfor):
@@ -68,6 +100,14 @@ def check_loop_carried(t: Translation) -> None:
             continue
         for array, access in _accesses(t, ownership, stmt):
             accesses.setdefault(array, []).append(access)
+    return accesses
+
+
+def _loop_carried(t: Translation, accesses: dict[str, list[_Access]]
+                  ) -> tuple[str, _Access, _Access] | None:
+    """An array read and written at elements other iterations may touch, with
+    such a read and write, if any."""
+    own = _own_indices(t)
     for array, found in accesses.items():
         if array in t.parfor.redvars:  # acc += row: rules/array_reductions.py
             continue
@@ -80,12 +120,8 @@ def check_loop_carried(t: Translation) -> None:
             continue
         read = next((a for a in reads if not own <= a.owners()), reads[0])
         write = next((a for a in writes if not own <= a.owners()), writes[0])
-        raise UnsupportedError(
-            f"{where(read.loc)}: '{user_names([array])}' read here and written on line "
-            f"{write.loc.line} in the same prange at elements that other iterations may "
-            "touch (a loop-carried dependence: the result would depend on the order the "
-            "iterations run in); every access to an array the loop both reads and writes "
-            "must index one dimension by the same item the iteration owns (the loop's index)")
+        return array, read, write
+    return None
 
 
 def written_arrays(t: Translation) -> set[str]:

@@ -23,6 +23,7 @@ from ..dialects.builder import located
 from ..errors import UnsupportedError
 from ..passes import Target
 from . import rules  # noqa: F401  (importing the rules registers them)
+from .inner_loops import widened_parfor
 from .loop_nest import (
     Bound,
     bound_value,
@@ -33,7 +34,7 @@ from .loop_nest import (
     kernel_nest,
     loop_bounds,
 )
-from .parfor_dependences import check_loop_carried
+from .parfor_dependences import check_loop_carried, iterations_independent
 from .parfor_reductions import (
     Reduction,
     reduction_args,
@@ -66,6 +67,9 @@ class ParforKernel:
     reductions: tuple[Reduction, ...] = ()
     size_checks: tuple[SizeCheck, ...] = ()  # for the host to make before the launch
     partial_count: int = 0  # of each reduction part, which the host combines
+    # statements the host runs before the launch: the bounds of an inner loop
+    # made a level of the nest (inner_loops.py)
+    host_bounds: tuple[ir.Assign, ...] = ()
 
 
 def _allocated_in_init_block(t: Translation) -> set[str]:
@@ -115,11 +119,17 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
             f"{where(parfor.loc)}: variable(s) {user_names(rebound)} from before the loop "
             "assigned in it, not as a reduction")
     location = location_of(parfor.loc)
-    t = Translation(parfor, typemap, calltypes, b=Builder(location=location))
-    # the body goes in its own function, called by the parallel loop
-    main, body = t.b, Builder(location=location)
-    t.b = body
-    _bind_params(t)
+    t, host_bounds = None, ()
+    widened = widened_parfor(parfor, typemap) if target.parallel_inner_loops else None
+    if widened is not None:
+        t = _translation(widened.parfor, typemap, calltypes, location)
+        if iterations_independent(t):
+            host_bounds = widened.bounds
+        else:  # the inner loop stays a loop of each work-item
+            t = None
+    if t is None:
+        t = _translation(parfor, typemap, calltypes, location)
+    main, body = Builder(location=location), t.b
     t.shared_updates = find_shared_updates(t)
     check_loop_carried(t)
     bounds = loop_bounds(t)
@@ -159,7 +169,15 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
         *located_lines(t.allocas, location, "    "), *body.lines, f"  {end}", end, ""])
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
                         tuple(dict.fromkeys(r.reduction for r in reductions)),
-                        tuple(t.size_checks), partial_count)
+                        tuple(t.size_checks), partial_count, host_bounds)
+
+
+def _translation(parfor: Parfor, typemap: dict, calltypes: dict, location: str) -> Translation:
+    """A translation of ``parfor`` with its arguments bound; the body goes in
+    its own function (``t.b``), called by the parallel loop."""
+    t = Translation(parfor, typemap, calltypes, b=Builder(location=location))
+    _bind_params(t)
+    return t
 
 
 def _map_loop(b: Builder, body: str, operands: list[tuple[str, str]],

@@ -49,6 +49,10 @@ class Target:
     reduction_group_size: int = 0
     # work-groups of a reduction kernel: enough to fill the device
     reduction_groups: int = 0
+    # whether a parfor body's independent inner loop becomes another parallel
+    # dimension of its kernel (frontend/inner_loops.py): a GPU wants a thread
+    # per (i, j) where a prange over rows gives it a few long ones
+    parallel_inner_loops: bool = False
     # the device family, which picks the stage table's tail (stages_for):
     # "sycl" (SPIR-V for a SYCL runtime) or "cuda" (PTX for the CUDA driver)
     family: str = "sycl"
