@@ -7,6 +7,7 @@ scripts/cuda-device-tests.sh runs them there), and the errors where there is
 none."""
 
 import importlib
+import re
 
 import numba
 import numpy as np
@@ -190,6 +191,57 @@ def test_prange_with_an_inner_loop_writes_cupy_arrays_in_place(cp):
     out = cp.zeros(513)
     assert _row_sums(cp.asarray(x), out) is None
     np.testing.assert_allclose(cp.asnumpy(out), x.sum(axis=1), rtol=1e-12)
+
+
+@xpuc.jit
+def _pairwise(points, out):
+    for i in numba.prange(points.shape[0]):
+        for j in range(points.shape[0]):
+            total = 0.0
+            for k in range(points.shape[1]):
+                d = points[i, k] - points[j, k]
+                total += d * d
+            out[i, j] = np.sqrt(total)
+
+
+@xpuc.jit
+def _mandelbrot(out, x0, y0, dx, dy, max_iterations):
+    for i in numba.prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            cx, cy = x0 + j * dx, y0 + i * dy
+            x = y = 0.0
+            n = 0
+            while n < max_iterations and x * x + y * y <= 4.0:
+                x, y = x * x - y * y + cx, 2.0 * x * y + cy
+                n += 1
+            out[i, j] = n
+
+
+@cuda
+@pytest.mark.parametrize("n", [1, 131, 1000])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_an_independent_inner_loop_runs_a_thread_per_pair(cp, n, dtype):
+    """Pairwise distances: the inner loop over j a second dimension of the
+    launch (frontend/inner_loops.py), its trip count the host's."""
+    points = np.random.default_rng(n).random((n, 5)).astype(dtype)
+    out = cp.zeros((n, n), dtype)
+    _pairwise(cp.asarray(points), out)
+    assert re.search(r"gpu\.global_id\s+y", _pairwise.inspect_mlir("gpu"))
+    expected = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(-1))
+    np.testing.assert_allclose(cp.asnumpy(out), expected,
+                               rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+
+
+@cuda
+@pytest.mark.parametrize("shape", [(1, 1), (33, 47), (120, 181)])
+def test_mandelbrot_runs_a_thread_per_pixel(cp, shape):
+    rows, cols = shape
+    args = (-2.0, -1.0, 3.0 / cols, 2.0 / rows, 60)
+    out = cp.zeros(shape, np.int32)
+    _mandelbrot(out, *args)
+    expected = np.zeros(shape, np.int32)
+    _mandelbrot.py_func(expected, *args)  # the same loops, run by Python
+    np.testing.assert_array_equal(cp.asnumpy(out), expected)
 
 
 @cuda
