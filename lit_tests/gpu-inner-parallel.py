@@ -7,8 +7,9 @@
 # RUN: %xpuc compile %s --arch sm_90 --emit gpu | filecheck %s --check-prefix=GPU
 # RUN: %xpuc compile %s --emit gpu | filecheck %s --check-prefix=CPU
 
-import xpuc
 from numba import prange
+
+import xpuc
 
 
 @xpuc.jit("void(int32[:, ::1], float64, float64, float64, float64, int64)")

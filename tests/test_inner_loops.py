@@ -196,6 +196,27 @@ def test_dependent_inner_loops_stay_in_each_work_item(widened, function, usm):
     np.testing.assert_allclose(result, expected, rtol=1e-13)
 
 
+def _last_value(a, out):
+    last = -1.0
+    for i in prange(a.shape[0]):
+        last = i * 1.0
+        for j in range(a.shape[1]):
+            last = a[i, j]
+            out[i, j] = a[i, j]
+    return last
+
+
+@pytest.mark.parametrize("columns", [0, 5])
+def test_a_variable_read_after_the_loop_keeps_its_last_value(widened, columns):
+    """Numba's races: the value of the last iteration that assigned it, the
+    prefix's where the inner loop is empty (the widened nest, with no
+    work-item, would assign it nowhere)."""
+    a = np.random.default_rng(6).random((9, columns))
+    function = xpuc.jit(_last_value)
+    with xpuc.device_context("opencl:cpu"):
+        assert function(a, np.zeros_like(a)) == (a[8, 4] if columns else 8.0)
+
+
 def test_the_cpu_device_keeps_rows_as_work_items():
     """Its decision (Target.parallel_inner_loops): at the suite's sizes the
     rows as work-items, each walking its columns, ran 5-12% faster on the

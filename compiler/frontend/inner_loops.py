@@ -48,7 +48,9 @@ class WidenedParfor:
 def widened_parfor(parfor: Parfor, typemap: dict) -> WidenedParfor | None:
     """``parfor`` with its body's inner loop as another parallel level, when
     its shape allows it (see the module's docstring), else None."""
-    if parfor.redvars or any(isinstance(stmt, Parfor)
+    # a reduction, or a variable read after the loop (its last value, which
+    # a prefix recomputed by every (i, j) would overwrite), keeps the nest
+    if parfor.redvars or parfor.races or any(isinstance(stmt, Parfor)
                              for block in parfor.loop_body.values() for stmt in block.body):
         return None
     blocks = parfor.loop_body
