@@ -127,6 +127,21 @@ def test_jacobi_rows(widened, shape, usm):
     np.testing.assert_allclose(other, expected, rtol=1e-13)
 
 
+def test_the_host_branch_of_a_widened_parfor(widened, monkeypatch):
+    """A tiny parfor runs Numba's loop on the host (the cost model), after the
+    bounds the widened kernel would take are computed there."""
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "1000000")
+    grid = np.random.default_rng(7).random((6, 5))
+    function = xpuc.jit(_jacobi_rows)
+    launches = xpuc.stats()["kernel_launches"]
+    (_, other) = _run(function, (grid, grid.copy()), usm=False)
+    assert xpuc.stats()["kernel_launches"] == launches and _two_dimensional(function)
+    expected = grid.copy()
+    expected[1:-1, 1:-1] = 0.25 * (grid[:-2, 1:-1] + grid[2:, 1:-1]
+                                   + grid[1:-1, :-2] + grid[1:-1, 2:])
+    np.testing.assert_allclose(other, expected, rtol=1e-13)
+
+
 # Each breaks one condition of independence: the loop stays in each work-item.
 
 def _carried_scalar(a, out):
