@@ -58,42 +58,56 @@ def widened_parfor(parfor: Parfor, typemap: dict) -> WidenedParfor | None:
     loop = _counted_loop(entry, blocks, typemap)
     if loop is None:
         return None
-    header, index, range_call, (start, stop), body, exit = loop
-    loop_blocks = _loop_blocks(blocks, body, header)
-    if loop_blocks is None or set(blocks) != {min(blocks), header, exit, *loop_blocks} \
-            or not _only_deletions(blocks[exit], blocks):
+    loop_blocks = _loop_blocks(blocks, loop.body, loop.header)
+    if loop_blocks is None or set(blocks) != {min(blocks), loop.header, loop.exit, *loop_blocks} \
+            or not _only_deletions(blocks[loop.exit], blocks):
         return None
-    if _carried_scalars(blocks, loop_blocks, body):
+    if _carried_scalars(blocks, loop_blocks, loop.body):
         return None
-    looping = {stmt.target.name for stmt in range_call}
-    prefix = [stmt for stmt in entry.body[:-1] if not (
-        isinstance(stmt, ir.Assign) and stmt.target.name in looping)]
+    iterating = {id(stmt) for stmt in loop.iterator}
+    prefix = [stmt for stmt in entry.body[:-1] if id(stmt) not in iterating]
     if not all(_is_scalar_statement(stmt, typemap) for stmt in prefix):
         return None
-    assigned = {stmt.target.name: stmt for block in blocks.values() for stmt in block.body
-                if isinstance(stmt, ir.Assign)}
+    assigned: dict[str, ir.Assign | None] = {}  # None: assigned more than once
+    for block in blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, ir.Assign):
+                name = stmt.target.name
+                assigned[name] = None if name in assigned else stmt
     own = {nest.index_variable.name for nest in parfor.loop_nests}
     hoisted: dict[str, ir.Assign] = {}
-    for bound in (start, stop):
+    for bound in (loop.start, loop.stop):
         if isinstance(bound, ir.Var) and not _host_computable(bound, assigned, prefix, own,
                                                               typemap, hoisted):
             return None
+    on_host = {id(stmt) for stmt in hoisted.values()}
     widened = copy.copy(parfor)
     widened._kws = dict(parfor._kws)  # an ir.Expr keeps its attributes there, shared by copy.copy
-    widened.loop_nests = [*parfor.loop_nests, LoopNest(index, start, stop, 1)]
-    widened.loop_body = _without_loop(blocks, min(blocks), header, body, exit, loop_blocks,
-                                      [stmt for stmt in prefix if stmt not in hoisted.values()])
+    widened.loop_nests = [*parfor.loop_nests, LoopNest(loop.index, loop.start, loop.stop, 1)]
+    widened.loop_body = _without_loop(blocks, min(blocks), loop, loop_blocks,
+                                      [stmt for stmt in prefix if id(stmt) not in on_host])
     used = {var.name for block in widened.loop_body.values() for stmt in block.body
             for var in stmt.list_vars()}
     widened.params = set(parfor.params) | (set(hoisted) & used)
-    ordered = tuple(stmt for stmt in entry.body if stmt in hoisted.values())
-    return WidenedParfor(widened, ordered)
+    return WidenedParfor(widened, tuple(stmt for stmt in prefix if id(stmt) in on_host))
 
 
-def _counted_loop(entry: ir.Block, blocks: dict[int, ir.Block], typemap: dict) -> tuple | None:
-    """The loop ``entry`` jumps to when it is ``for j in range(...)``: its
-    header's label, ``j``, the statements making its iterator, its bounds,
-    and the labels of its first body block and of the block after it."""
+@dataclass(frozen=True)
+class _CountedLoop:
+    """``for index in range(start, stop)``, as Numba's blocks have it."""
+
+    header: int  # the block that steps the iterator and branches
+    index: ir.Var
+    iterator: tuple[ir.Assign, ...]  # the statements making the range and its iterator
+    start: ir.Var | int
+    stop: ir.Var
+    body: int  # the first block of an iteration
+    exit: int  # the block after the loop
+
+
+def _counted_loop(entry: ir.Block, blocks: dict[int, ir.Block],
+                  typemap: dict) -> _CountedLoop | None:
+    """The loop ``entry`` jumps to, when it is ``for j in range(...)``."""
     if not isinstance(entry.terminator, ir.Jump) or entry.terminator.target not in blocks:
         return None
     header = entry.terminator.target
@@ -119,8 +133,9 @@ def _counted_loop(entry: ir.Block, blocks: dict[int, ir.Block], typemap: dict) -
                             and len(call.value.args) in (1, 2)):
         return None
     args = call.value.args
-    bounds = (0, args[0]) if len(args) == 1 else (args[0], args[1])
-    return (header, first.target, (getiter, call), bounds, branch.truebr, branch.falsebr)
+    start, stop = (0, args[0]) if len(args) == 1 else (args[0], args[1])
+    return _CountedLoop(header, first.target, (getiter, call), start, stop, branch.truebr,
+                        branch.falsebr)
 
 
 def _successors(block: ir.Block) -> list[int]:
@@ -184,17 +199,18 @@ def _is_scalar_statement(stmt: ir.Stmt, typemap: dict) -> bool:
         isinstance(value, ir.Expr) and value.op in _PREFIX_EXPRESSIONS)
 
 
-def _host_computable(var: ir.Var, assigned: dict[str, ir.Assign], prefix: list[ir.Stmt],
+def _host_computable(var: ir.Var, assigned: dict[str, ir.Assign | None], prefix: list[ir.Stmt],
                      own: set[str], typemap: dict, hoisted: dict[str, ir.Assign]) -> bool:
     """Whether ``var`` is the same in every iteration and the host can compute
     it: a value from outside the body, or the prefix's integer arithmetic of
     such values; the prefix's statements it needs are added to ``hoisted``."""
     if var.name in own or isinstance(typemap[var.name], types.Array):
         return False
-    stmt = assigned.get(var.name)
-    if stmt is None or var.name in hoisted:
+    if var.name not in assigned or var.name in hoisted:
         return True
-    if stmt not in prefix or not isinstance(typemap[var.name], (types.Integer, types.UniTuple)):
+    stmt = assigned[var.name]
+    if stmt is None or not any(stmt is s for s in prefix) or \
+            not isinstance(typemap[var.name], (types.Integer, types.UniTuple)):
         return False
     value = stmt.value
     if isinstance(value, ir.Expr) and value.op == "getattr":
@@ -217,11 +233,11 @@ def _host_computable(var: ir.Var, assigned: dict[str, ir.Assign], prefix: list[i
     return True
 
 
-def _without_loop(blocks: dict[int, ir.Block], entry: int, header: int, body: int, exit: int,
+def _without_loop(blocks: dict[int, ir.Block], entry: int, loop: _CountedLoop,
                   loop_blocks: set[int], prefix: list[ir.Stmt]) -> dict[int, ir.Block]:
     """The body run once per point of the widened nest: the prefix, then one
-    iteration of the loop's body (from block ``body``), whose returns to the
-    header end it."""
+    iteration of the loop's body, whose returns to the header end it."""
+    header, body, exit = loop.header, loop.body, loop.exit
 
     def retargeted(label: int) -> int:
         return exit if label == header else label
