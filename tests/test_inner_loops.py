@@ -233,9 +233,9 @@ def test_a_variable_read_after_the_loop_keeps_its_last_value(widened, columns):
 
 
 def test_the_cpu_device_keeps_rows_as_work_items():
-    """Its decision (Target.parallel_inner_loops): at the suite's sizes the
-    rows as work-items, each walking its columns, ran 5-12% faster on the
-    CPU device (docs/performance.md)."""
+    """Its decision (Target.parallel_inner_loops): at the suite's sizes a
+    work-item per (i, j) was no faster there, and slower on Jacobi over rows
+    (docs/performance.md)."""
     function = xpuc.jit(_pairwise)
     _run(function, (np.random.default_rng(5).random((9, 3)), np.zeros((9, 9))), usm=True)
     assert not _two_dimensional(function)
