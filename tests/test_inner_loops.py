@@ -186,6 +186,15 @@ def _row_norms(a, out):  # a reduction: rows stay work-items
         out[i, 0] = math.sqrt(total)
 
 
+def _nearest_column(a, out):  # k-means assignment's shape: a carried minimum
+    for i in prange(a.shape[0]):
+        best, best_value = 0, np.inf
+        for j in range(a.shape[1]):
+            if a[i, j] < best_value:
+                best, best_value = j, a[i, j]
+        out[i, 0] = best
+
+
 def _reference(function, a: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``function``'s result run as plain Python (prange a range)."""
     expected = out.copy()
@@ -199,7 +208,8 @@ def _reference(function, a: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("usm", [True, False], ids=["usm", "numpy"])
 @pytest.mark.parametrize("function", [_carried_scalar, _write_not_indexed_by_j, _reads_another_j,
-                                      _trip_count_of_i, _leaves_early, _row_norms])
+                                      _trip_count_of_i, _leaves_early, _row_norms,
+                                      _nearest_column])
 def test_dependent_inner_loops_stay_in_each_work_item(widened, function, usm):
     a = np.random.default_rng(4).random((37, 37))
     out = np.zeros_like(a)
