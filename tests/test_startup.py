@@ -1,8 +1,13 @@
 """What keeps a first call short, made structural: each thread's MLIR context
 and pass pipelines are built once and reused by every later lowering, and an
 offload build compiles no more host code than Python calls need. (How long a
-first call takes is measured by benchmarks/bench_first_call.py, not here.)"""
+first call takes is measured by benchmarks/bench_first_call.py, not here.)
+What a fresh process loads, and on which thread, is checked in one."""
 
+import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -66,3 +71,61 @@ def test_an_offload_build_has_no_c_callable_wrapper():
     symbols = compiled.library.get_llvm_str()
     assert compiled.fndesc.llvm_func_name in symbols
     assert compiled.fndesc.llvm_cfunc_wrapper_name not in symbols
+
+
+# Reports which thread began importing each module of WATCHED, what was
+# imported at all of SHOWN, and whether the call was right. MODE: "device"
+# (a device context), "cpu" (none: plain Numba).
+FIRST_CALL = '''
+import json, sys, threading
+WATCHED = ("mlir._mlir_libs._mlir",)
+SHOWN = ("mlir", "mlir.dialects.llvm", "xpuc.passes.nvvm_rewrites",
+         "xpuc.passes.spirv_to_nvvm", "xpuc.passes.libdevice")
+threads = {{}}
+
+def audit(event, args):
+    if event == "import" and args[0] in WATCHED:
+        threads.setdefault(args[0], threading.current_thread().name)
+
+sys.addaudithook(audit)
+import contextlib
+import numpy as np
+import xpuc
+
+@xpuc.jit
+def fma(a, b, c):
+    return a * b + c
+
+a = np.arange(4.0)
+with xpuc.device_context("opencl:cpu") if "{mode}" == "device" else contextlib.nullcontext():
+    result = fma(a, a, a)
+print(json.dumps({{"threads": threads, "loaded": [m for m in SHOWN if m in sys.modules],
+                  "ok": result.tolist() == [0.0, 2.0, 6.0, 12.0],
+                  "compiled": xpuc.stats()["kernels_compiled"]}}))
+'''
+
+
+def first_call(tmp_path, mode: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "XPUC_CACHE_DIR"}
+    done = subprocess.run([sys.executable, "-c", FIRST_CALL.format(mode=mode)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["ok"], report
+    return report
+
+
+def test_a_cold_compile_loads_the_mlir_bindings_beside_numba(tmp_path):
+    report = first_call(tmp_path, "device")
+    assert report["compiled"] == 1
+    # begun in a thread as the compile began, while Numba typed the function
+    assert report["threads"] == {"mlir._mlir_libs._mlir": "xpuc-load-mlir"}
+    # a SYCL device's compile imports nothing of the CUDA tail's
+    assert report["loaded"] == ["mlir"]
+
+
+def test_a_cpu_call_loads_no_mlir(tmp_path):
+    # plain Numba compiles it: nothing is lowered, so nothing of MLIR is loaded
+    report = first_call(tmp_path, "cpu")
+    assert report["compiled"] == 0
+    assert report["threads"] == {} and report["loaded"] == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import passes
 from .compiled import CompiledParfor, OffloadTarget, kernels_compiled
 from .runtime_calls import KernelFault, link_runtime
 
@@ -29,14 +30,18 @@ def load_compiler() -> None:
 class LazyPipeline:
     """A Numba pipeline class, made (with the compiler imported) when Numba
     first compiles with it: Numba only calls ``pipeline_class`` with its
-    compiler's arguments."""
+    compiler's arguments. One that ``offloads`` lowers parfors through the
+    MLIR half, which starts loading, in a thread, as it is first called."""
 
-    def __init__(self, make: Callable[[], type[CompilerBase]]) -> None:
+    def __init__(self, make: Callable[[], type[CompilerBase]], offloads: bool) -> None:
         self._make = make
+        self._offloads = offloads
         self._class: type[CompilerBase] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> CompilerBase:
         if self._class is None:
+            if self._offloads:
+                passes.load_in_background()
             load_compiler()
             self._class = self._make()
         return self._class(*args, **kwargs)
@@ -47,7 +52,7 @@ def _cpu_compiler() -> type[CompilerBase]:
     return CpuCompiler
 
 
-CPU_PIPELINE = LazyPipeline(_cpu_compiler)
+CPU_PIPELINE = LazyPipeline(_cpu_compiler, offloads=False)
 
 
 def offload_pipeline(offload: OffloadTarget) -> LazyPipeline:
@@ -58,7 +63,7 @@ def offload_pipeline(offload: OffloadTarget) -> LazyPipeline:
         from .pipeline import compiler_for
         return compiler_for(offload)
 
-    return LazyPipeline(make)
+    return LazyPipeline(make, offloads=True)
 
 
 __all__ = ["CPU_PIPELINE", "CompiledParfor", "KernelFault", "LazyPipeline", "OffloadTarget",

@@ -1,7 +1,10 @@
 """The MLIR half of xpuc: a parfor's module, from the frontend's linalg stage
 to a SPIR-V binary and the launch plan the host runs it with."""
 
+import contextlib
 import importlib
+import sys
+import threading
 
 from .target import Target
 
@@ -16,6 +19,27 @@ _LAZY = {
 }
 
 
+_background_load: threading.Thread | None = None
+
+
+def load_in_background() -> None:
+    """Start importing the MLIR half in a thread, where a compile that needs it
+    begins: most of its 0.1 s is the bindings' libraries being loaded, which
+    runs beside Numba's typing of the function (without the GIL) until the
+    first parfor is lowered, whose import of it waits for the thread."""
+    global _background_load
+    if _background_load is None and f"{__name__}.stages" not in sys.modules:
+        _background_load = threading.Thread(target=_load_stages, name="xpuc-load-mlir",
+                                            daemon=True)
+        _background_load.start()
+
+
+def _load_stages() -> None:
+    # an import that fails here fails again, with its error, where lowering imports it
+    with contextlib.suppress(Exception):
+        importlib.import_module(".stages", __name__)
+
+
 def __getattr__(name: str) -> object:
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -24,4 +48,4 @@ def __getattr__(name: str) -> object:
 
 __all__ = ["CUDA_KERNEL_STAGES", "CUDA_STAGES", "KERNEL_STAGES", "STAGES", "STAGE_TABLES",
            "HostOp", "KernelLaunch", "LaunchPlan", "Lowered", "Stage", "StageInput", "Target",
-           "lower", "read_stage_input", "stages_for"]
+           "load_in_background", "lower", "read_stage_input", "stages_for"]

@@ -47,13 +47,10 @@ from . import (
     gpu_rewrites,
     ir_queries,
     lane_strides,
-    libdevice,
     math_expansions,
-    nvvm_rewrites,
     ordered_reductions,
     pipelines,
     spirv_rewrites,
-    spirv_to_nvvm,
     unswitch,
 )
 from .launch_plan import LaunchPlan, read_launch_plan
@@ -240,7 +237,13 @@ def _attach_spirv_target(module: ir.Module, target: Target) -> None:
                     caps=",".join(target.spirv_caps))
 
 
+# The CUDA tail's modules (nvvm_rewrites, spirv_to_nvvm, libdevice, and with
+# them the llvm dialect's bindings: 15-20 ms) are imported by its stages as
+# they run, so that a SYCL device's first compile does not load them.
+
+
 def _attach_nvvm_target(module: ir.Module, target: Target) -> None:
+    from . import libdevice
     _compiler().run(module, pipelines.ATTACH_NVVM_TARGET, chip=target.sm_arch,
                     ptx_version=target.ptx_version, libdevice=libdevice.libdevice_path())
 
@@ -291,6 +294,7 @@ def _binary_object(module: ir.Module) -> bytes:
 
 
 def _to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    from . import nvvm_rewrites
     nvvm_rewrites.guard_range_tails(module)
     if lowered.plan is not None:  # a parfor's: its launches now pass their extents
         lowered.plan = read_launch_plan(module)
@@ -299,6 +303,7 @@ def _to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
 
 
 def _kernel_to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
+    from . import nvvm_rewrites
     nvvm_rewrites.guard_kernel_ranges(module)
     lowered.passes_range = True
     _lower_to_nvvm(module)
@@ -312,6 +317,7 @@ def _lower_to_nvvm(module: ir.Module) -> None:
     """The nvvm stage of parfor and explicit kernels alike, once their launch
     is settled (and the plan read: the rewrites here add casts to the host
     code, which it does not read)."""
+    from . import nvvm_rewrites, spirv_to_nvvm
     nvvm_rewrites.private_arrays_in_default_memory(module)
     spirv_to_nvvm.spirv_ops_to_llvm(module)
     nvvm_rewrites.native_float_adds(module)
