@@ -78,7 +78,7 @@ def test_an_offload_build_has_no_c_callable_wrapper():
 # (a device context), "cpu" (none: plain Numba).
 FIRST_CALL = '''
 import json, sys, threading
-WATCHED = ("mlir._mlir_libs._mlir",)
+WATCHED = ("mlir._mlir_libs._mlir", "mlir.dialects.spirv")
 SHOWN = ("mlir", "mlir.dialects.llvm", "xpuc.passes.nvvm_rewrites",
          "xpuc.passes.spirv_to_nvvm", "xpuc.passes.libdevice")
 threads = {{}}
@@ -118,8 +118,10 @@ def first_call(tmp_path, mode: str) -> dict:
 def test_a_cold_compile_loads_the_mlir_bindings_beside_numba(tmp_path):
     report = first_call(tmp_path, "device")
     assert report["compiled"] == 1
-    # begun in a thread as the compile began, while Numba typed the function
-    assert report["threads"] == {"mlir._mlir_libs._mlir": "xpuc-load-mlir"}
+    # begun in a thread as the compile began, while Numba typed the function: the
+    # bindings' libraries, and the dialects' modules they import on first use
+    assert report["threads"] == {"mlir._mlir_libs._mlir": "xpuc-load-mlir",
+                                 "mlir.dialects.spirv": "xpuc-load-mlir"}
     # a SYCL device's compile imports nothing of the CUDA tail's
     assert report["loaded"] == ["mlir"]
 

@@ -36,6 +36,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+# The bindings import a dialect's module when one of its ops or attributes
+# first comes back to Python (the spirv dialect's takes 12 ms): those a
+# lowering meets are imported here, by the thread that loads this module ahead
+# of a compile (passes.load_in_background), not by the compile's first kernel.
+import mlir.dialects.builtin  # noqa: F401
+import mlir.dialects.func  # noqa: F401
+import mlir.dialects.memref  # noqa: F401
+import mlir.dialects.spirv  # noqa: F401
 from mlir import ir, passmanager
 from mlir.dialects import gpu
 
