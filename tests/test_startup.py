@@ -131,3 +131,28 @@ def test_a_cpu_call_loads_no_mlir(tmp_path):
     report = first_call(tmp_path, "cpu")
     assert report["compiled"] == 0
     assert report["threads"] == {} and report["loaded"] == []
+
+
+# The child reports its exit status: 0 once it imported the MLIR half, or
+# SIGALRM's (14) where it waited 30 s for the import's locks.
+FORK_WHILE_LOADING = '''
+import os, signal, time
+from xpuc import passes
+passes.load_in_background()
+time.sleep(0.02)  # the thread is importing the bindings
+child = os.fork()
+if child == 0:
+    signal.alarm(30)
+    import xpuc.passes.stages
+    os._exit(0)
+_, status = os.waitpid(child, 0)
+print(status)
+'''
+
+
+def test_a_process_forked_while_the_mlir_half_loads_can_import_it(tmp_path):
+    # the fork waits for the thread's import: the child would wait forever for its locks
+    done = subprocess.run([sys.executable, "-c", FORK_WHILE_LOADING], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0"]

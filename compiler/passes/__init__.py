@@ -3,6 +3,7 @@ to a SPIR-V binary and the launch plan the host runs it with."""
 
 import contextlib
 import importlib
+import os
 import sys
 import threading
 
@@ -38,6 +39,16 @@ def _load_stages() -> None:
     # an import that fails here fails again, with its error, where lowering imports it
     with contextlib.suppress(Exception):
         importlib.import_module(".stages", __name__)
+
+
+def _finish_background_load() -> None:
+    # a process forked mid-import would find the modules' import locks held by
+    # a thread it does not have, and wait for them forever
+    if _background_load is not None:
+        _background_load.join()
+
+
+os.register_at_fork(before=_finish_background_load)
 
 
 def __getattr__(name: str) -> object:
