@@ -53,6 +53,7 @@ PEERS = (CUPY, CUPY_KERNEL, NUMBA_CUDA, TORCH)
 SUITE = {
     "triad": (1.0, True), "Black-Scholes": (4.0, True), "row L2 norms": (1.0, True),
     "pairwise distances": (1.0, False), "Jacobi 2-D, 50 steps": (4.0, True),
+    "Jacobi 2-D over rows, 50 steps": (4.0, True),
     "sum of squares": (1.0, True), "k-means assignment": (1.0, True),
     "Mandelbrot": (4.0, False),
 }
@@ -523,6 +524,8 @@ def _kmeans():
 PEER_IMPLEMENTATIONS: dict[str, Callable] = {
     "triad": _triad, "Black-Scholes": _black_scholes, "row L2 norms": _row_norms,
     "pairwise distances": _pairwise, "Jacobi 2-D, 50 steps": _jacobi,
+    # the same stencil as a prange over rows: the peers' Jacobi
+    "Jacobi 2-D over rows, 50 steps": _jacobi,
     "Mandelbrot": _mandelbrot, "sum of squares": _sum_of_squares,
     "k-means assignment": _kmeans,
 }

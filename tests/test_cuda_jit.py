@@ -90,6 +90,30 @@ def test_a_small_range_gets_smaller_blocks_that_reach_every_sm():
     assert set(np.unique(out)) == {max(32, -(-share // 32) * 32)}
 
 
+@xpuc.kernel
+def _block_shapes(out):
+    i, j = xpuc.get_global_id(0), xpuc.get_global_id(1)
+    out[i, j, 0] = xpuc.get_local_size(0)
+    out[i, j, 1] = xpuc.get_local_size(1)
+    out[i, j, 2] = i * xpuc.get_global_size(1) + j
+
+
+@cuda
+@pytest.mark.parametrize("shape, block", [
+    ((1000, 1000), (32, 8)), ((37, 1001), (32, 8)), ((5, 40_000), (5, 32)),
+    ((1, 1 << 16), (1, 256)), ((1 << 16, 1), (256, 1))])
+def test_a_2d_range_gets_blocks_a_quarter_warp_wide(shape, block):
+    """A 2-D range's block: 8 work-items along the innermost index (x, whose
+    neighbours touch neighbouring memory), the rest of 256 along the rows so
+    that a warp's loads touch few rows; x widens where the rows are few.
+    Ranges the blocks do not divide are written exactly to their edges."""
+    out = np.full((*shape, 3), -1, dtype=np.int64)
+    with xpuc.device_context("cuda:0"):
+        _block_shapes[shape](out)
+    assert set(map(tuple, np.unique(out[..., :2].reshape(-1, 2), axis=0))) == {block}
+    np.testing.assert_array_equal(out[..., 2], np.arange(shape[0] * shape[1]).reshape(shape))
+
+
 @cuda
 def test_cuda_names_its_first_device():
     with xpuc.device_context("cuda") as queue:
@@ -233,7 +257,7 @@ def test_an_independent_inner_loop_runs_a_thread_per_pair(cp, n, dtype):
 
 
 @cuda
-@pytest.mark.parametrize("shape", [(1, 1), (33, 47), (120, 181)])
+@pytest.mark.parametrize("shape", [(1, 1), (33, 47), (120, 181), (1, 300), (300, 1)])
 def test_mandelbrot_runs_a_thread_per_pixel(cp, shape):
     rows, cols = shape
     args = (-2.0, -1.0, 3.0 / cols, 2.0 / rows, 60)
