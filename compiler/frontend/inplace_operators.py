@@ -63,7 +63,7 @@ class InplaceArrayOperators(FunctionPass):
                 continue
             new_body = []
             for stmt in block.body:
-                if _stores_view_into_itself(state.func_ir, stmt, updated_views):
+                if _stores_view_into_itself(state, stmt, updated_views):
                     continue
                 rewritten = _as_slice_assignment(state, stmt)
                 if rewritten:
@@ -75,27 +75,45 @@ class InplaceArrayOperators(FunctionPass):
         return bool(updated_views)
 
 
-def _stores_view_into_itself(func_ir: ir.FunctionIR, stmt: ir.Stmt,
-                             updated_views: dict[str, ir.Var]) -> bool:
+def _stores_view_into_itself(state, stmt: ir.Stmt, updated_views: dict[str, ir.Var]) -> bool:
     """Whether ``stmt`` is the store that ends ``a[i] op= b``: Python's
     ``a[i] = a[i].__iop__(b)``, which for an array ``a[i]`` (a view, updated
     in place) writes the view's elements over themselves. Left in, it would be
-    host code copying a row."""
+    host code copying a row. Through an index array or a mask (``a[idx] +=
+    1``) ``a[i]`` is a copy, and the store is the update."""
     if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) or \
             stmt.value.name not in updated_views:
         return False
-    view = guard(get_definition, func_ir, updated_views[stmt.value.name])
+    view = guard(get_definition, state.func_ir, updated_views[stmt.value.name])
     if not (isinstance(view, ir.Expr) and view.op in ("getitem", "static_getitem")
             and view.value.name == stmt.target.name):
         return False
     if view.op == "static_getitem":
         return isinstance(stmt, ir.StaticSetItem) and view.index == stmt.index
-    return isinstance(stmt, ir.SetItem) and view.index.name == stmt.index.name
+    return isinstance(stmt, ir.SetItem) and view.index.name == stmt.index.name and \
+        is_basic_index(state.typemap[view.index.name])
+
+
+def is_basic_index(index_type: types.Type) -> bool:
+    """Whether indexing with ``index_type`` gives a view (slices, integers):
+    an index array or a mask gives a copy."""
+    indices = index_type.types if isinstance(index_type, types.BaseTuple) else (index_type,)
+    return all(isinstance(i, (types.Integer, types.SliceType, types.EllipsisType, types.NoneType))
+               for i in indices)
+
+
+def copied_by_indexing(state, var: ir.Var) -> bool:
+    """Whether ``var`` is an array indexed with an index array or a mask
+    (``a[idx]``, ``a[a > 0]``): a new array."""
+    definition = guard(get_definition, state.func_ir, var)
+    return isinstance(definition, ir.Expr) and definition.op == "getitem" and \
+        not is_basic_index(state.typemap[definition.index.name])
 
 
 def _as_slice_assignment(state, stmt: ir.Stmt) -> list[ir.Stmt] | None:
     """The statements of ``a[:] = a op b; x = a`` for ``stmt``, an in-place
-    operator on an array ``a``; None for any other statement."""
+    operator on an array ``a`` (``x = a op b`` where ``a`` is a copy made by
+    indexing); None for any other statement."""
     if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
             and stmt.value.op == "inplace_binop"):
         return None
@@ -116,6 +134,12 @@ def _as_slice_assignment(state, stmt: ir.Stmt) -> list[ir.Stmt] | None:
     result = new_var("$inplace_result", result_signature.return_type)
     binop = ir.Expr.binop(expr.immutable_fn, expr.lhs, expr.rhs, loc)
     state.calltypes[binop] = result_signature
+    if copied_by_indexing(state, expr.lhs):
+        # ``a[idx] op= b``: the copy's update is ``a[idx] op b``, which the
+        # store after it writes into ``a``
+        if result_signature.return_type != array_type:
+            return None
+        return [ir.Assign(binop, stmt.target, loc)]
 
     # one slice per dimension, as the parfor pass makes a parfor of a slice
     # assignment only when it sets every dimension
@@ -130,7 +154,8 @@ def _as_slice_assignment(state, stmt: ir.Stmt) -> list[ir.Stmt] | None:
 def slices_of_every_dimension(state, slices: list[ir.Var], ndim: int, scope: ir.Scope,
                               loc: ir.Loc) -> tuple[list[ir.Stmt], ir.Var]:
     """The statements that make an index of ``ndim`` slices, ``slices``
-    followed by ``:`` for each dimension they leave out, and its variable."""
+    followed by ``:`` for each dimension they leave out (the slice alone for
+    one), and its variable."""
     typemap, typingctx = state.typemap, state.typingctx
 
     def new_var(prefix: str, var_type: types.Type) -> ir.Var:
@@ -146,8 +171,13 @@ def slices_of_every_dimension(state, slices: list[ir.Var], ndim: int, scope: ir.
     state.calltypes[slice_call] = typingctx.resolve_function_type(
         slice_type, (types.none, types.none), {})
     items = [*slices, *[whole] * (ndim - len(slices))]
+    making = [ir.Assign(ir.Const(None, loc), none, loc),
+              ir.Assign(ir.Global("slice", slice, loc), slice_fn, loc),
+              ir.Assign(slice_call, whole, loc)]
+    if len(items) == 1:
+        # a slice, not a 1-tuple of it: Numba's array analysis puts the slice
+        # it bounds in the tuple's place in a parfor's load of the view, which
+        # then fails to lower (where the store follows a branch)
+        return making, items[0]
     index = new_var("$index", types.BaseTuple.from_types([typemap[v.name] for v in items]))
-    return [ir.Assign(ir.Const(None, loc), none, loc),
-            ir.Assign(ir.Global("slice", slice, loc), slice_fn, loc),
-            ir.Assign(slice_call, whole, loc),
-            ir.Assign(ir.Expr.build_tuple(items, loc), index, loc)], index
+    return [*making, ir.Assign(ir.Expr.build_tuple(items, loc), index, loc)], index

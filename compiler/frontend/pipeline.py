@@ -40,6 +40,7 @@ from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 from .inplace_operators import InplaceArrayOperators
 from .numpy_functions import checked_dot_parallel_impl, max_parallel_impl, min_parallel_impl
+from .shared_operands import StageSharedOperands
 from .size_check_messages import NameSizeChecks, RecordArrayDefinitions
 from .slice_assignments import BroadcastSliceAssignments
 from .user_locations import LocateInlinedCalls, RelocateLibraryCode, TagCallSites
@@ -135,6 +136,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
                 pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)
             pm.add_pass_after(InplaceArrayOperators, InlineOverloads)
             pm.add_pass_after(BroadcastSliceAssignments, InplaceArrayOperators)
+            pm.add_pass_after(StageSharedOperands, BroadcastSliceAssignments)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, RelocateLibraryCode)
             pm.passes = [_REPLACED_PASSES.get(pass_class, (pass_class, description))

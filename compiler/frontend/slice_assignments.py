@@ -37,7 +37,7 @@ from numba.core.extending import register_jitable
 from numba.core.inline_closurecall import inline_closure_call
 from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
 
-from .inplace_operators import prange_body_labels, slices_of_every_dimension
+from .inplace_operators import copied_by_indexing, prange_body_labels, slices_of_every_dimension
 
 # One function per rank of the view and of the value: Numba inlines it as one
 # function's IR, so the value's index is spelled out.
@@ -107,11 +107,11 @@ def spans_meet(address, shape, strides, itemsize, other, other_shape, other_stri
 
 
 # what the loop's code reads: where it is compiled, and inlined
-_GLOBALS = {"numba": numba, "np": np, "check_broadcast": check_broadcast,
-            "spans_meet": spans_meet}
+GLOBALS = {"numba": numba, "np": np, "check_broadcast": check_broadcast,
+           "spans_meet": spans_meet}
 
 
-def _loop(ndim: int, shape: str) -> tuple[str, str]:
+def parallel_loop(ndim: int, shape: str) -> tuple[str, str]:
     """The parallel loop over an array of ``ndim`` dimensions and ``shape``,
     and how its index's dimension ``d`` is written: a vector's loop has a
     number for its index, others a tuple."""
@@ -130,7 +130,7 @@ def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool):
     where it may share the view's memory."""
     offset = view_ndim - value_ndim
     steps = "".join(_STEP.format(d=d, offset=offset) for d in range(value_ndim))
-    loop, at = _loop(view_ndim, "shape")
+    loop, at = parallel_loop(view_ndim, "shape")
     element = "".join(f"{at.format(d + offset)} * step{d}, " for d in range(value_ndim))
 
     def store(source: str) -> str:
@@ -138,12 +138,12 @@ def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool):
         return text if value_ndim else text.replace("value[]", "value")
 
     if staged and value_ndim:
-        value_loop, _ = _loop(value_ndim, "value.shape")
+        value_loop, _ = parallel_loop(value_ndim, "value.shape")
         body = _STAGED_STORE.format(value_loop=value_loop, staged_store=_indented(store("staged")),
                                     value_store=_indented(store("value")))
     else:
         body = store("value")
-    namespace = dict(_GLOBALS)
+    namespace = dict(GLOBALS)
     # compiled under this file's name: Numba's locations in it are library code's
     exec(compile(_BROADCAST_ASSIGNMENT.format(steps=steps, store=body), __file__, "exec"),
          namespace)
@@ -196,7 +196,7 @@ class BroadcastSliceAssignments(FunctionPass):
             for i, stmt in enumerate(block.body):
                 if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                     continue
-                if not _computed_here(state, stmt.value):
+                if not computed_here(state, stmt.value):
                     # Numba's parfor of such a store would read what it wrote
                     if not _inline_broadcast(state, block, i, stmt, work_list, staged=True):
                         continue
@@ -216,7 +216,7 @@ class BroadcastSliceAssignments(FunctionPass):
 _NEW_ARRAYS = ("arrayexpr", "binop", "unary")
 
 
-def _computed_here(state, value: ir.Var) -> bool:
+def computed_here(state, value: ir.Var) -> bool:
     """Whether ``value`` is a scalar or an array an expression of the function
     makes (``np.sum(x, axis=0) / n``, ``v * 2.0``). Any other array (an
     argument, a view) may share memory with the array stored into (``m[0, 1:]
@@ -225,7 +225,18 @@ def _computed_here(state, value: ir.Var) -> bool:
     if not isinstance(state.typemap[value.name], types.Array):
         return True
     definition = guard(get_definition, state.func_ir, value)
-    return isinstance(definition, ir.Expr) and definition.op in _NEW_ARRAYS
+    return isinstance(definition, ir.Expr) and (definition.op in _NEW_ARRAYS
+                                                or is_ufunc_call(state, definition)
+                                                or copied_by_indexing(state, value))
+
+
+def is_ufunc_call(state, expr: ir.Expr) -> bool:
+    """Whether ``expr`` calls a NumPy ufunc on its inputs alone (``np.sin(b)``):
+    a new array, which Numba's array expressions compute element by element."""
+    if expr.op != "call" or expr.kws or expr.vararg:
+        return False
+    ufunc = getattr(state.typemap.get(expr.func.name), "typing_key", None)
+    return isinstance(ufunc, np.ufunc) and len(expr.args) == ufunc.nin
 
 
 def _index_of(stmt: ir.SetItem | ir.StaticSetItem) -> ir.Var | None:
@@ -295,6 +306,6 @@ def _inline_broadcast(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.Stat
     block.body[i:i + 1] = [ir.Assign(getitem, view, loc),
                            ir.Assign(ir.Const(None, loc), callee, loc),
                            ir.Assign(ir.Expr.call(callee, (view, stmt.value), (), loc), done, loc)]
-    inline_closure_call(state.func_ir, _GLOBALS, block, i + 2, assign, typingctx, state.targetctx,
+    inline_closure_call(state.func_ir, GLOBALS, block, i + 2, assign, typingctx, state.targetctx,
                         (typemap[view.name], value_type), typemap, state.calltypes, work_list)
     return True

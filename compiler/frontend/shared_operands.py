@@ -1,0 +1,256 @@
+"""Stores of array expressions that read the memory they write, made right:
+``a[1:] += a[:-1]``, ``m += m.T``, ``m -= m[0]``, ``m[:] = m.T * m``.
+
+An in-place operator becomes ``a[:] = a op b`` (``inplace_operators.py``),
+and Numba's parfor pass fuses an array expression with the slice assignment
+it feeds into one loop, which reads each operand's element where it writes
+the target's. Where an operand shares the target's memory at other elements
+(a shifted view, a transpose, a row broadcast over its own matrix), the loop
+reads elements it has already written: a wrong answer, on the host (the cost
+model) and in a kernel alike, and under Numba's ``parallel=True`` too. NumPy
+reads every operand as if before any element is written (it copies an
+operand that overlaps the output).
+
+Before such a store, each array the fused loop would read that the function
+did not compute (an argument, a view, a name bound to one) is compared with
+the target at run time (addresses, shapes and strides only, host code) and
+copied first where its bytes meet the target's and it is not the target's
+own elements; the copy is a parallel loop of its own. An operand the
+function computes (``b * 2``, ``np.sin(b)``) and the target read at the
+element it writes (``a`` in ``a[:] = a + b``) need no check: those stores
+stay one loop, as before.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from numba.core import ir, types
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.extending import register_jitable
+from numba.core.inline_closurecall import inline_closure_call
+from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
+
+from .inplace_operators import prange_body_labels
+from .slice_assignments import GLOBALS, computed_here, is_ufunc_call, parallel_loop, spans_meet
+
+
+@register_jitable
+def reads_other_elements(address, shape, strides, itemsize, other, other_shape, other_strides,
+                         other_itemsize) -> bool:
+    """Whether a loop writing one array while it reads another at the same
+    index may read an element it has written: their bytes meet, and they are
+    not the very same elements (same place, shape, strides). Host code reads
+    only where the arrays are and their shapes, never an element."""
+    if not spans_meet(address, shape, strides, itemsize,
+                      other, other_shape, other_strides, other_itemsize):
+        return False
+    if len(shape) != len(other_shape) or address != other or itemsize != other_itemsize:
+        return True
+    for d in range(len(shape)):
+        if shape[d] != other_shape[d] or strides[d] != other_strides[d]:
+            return True
+    return False
+
+
+_STAGED_OPERAND = '''
+def staged_operand(target, operand):
+    if reads_other_elements(target.ctypes.data, target.shape, target.strides, target.itemsize,
+                            operand.ctypes.data, operand.shape, operand.strides,
+                            operand.itemsize):
+        staged = np.empty_like(operand)
+        numba.parfors.parfor.init_prange()
+        for position in {loop}:
+            staged[position] = operand[position]
+        return staged
+    return operand
+'''
+
+_GLOBALS = {**GLOBALS, "reads_other_elements": reads_other_elements}
+
+
+@functools.cache
+def _staged_operand(ndim: int):
+    """The function returning an operand of ``ndim`` dimensions, or its copy
+    where a loop writing the target would read elements it has written."""
+    loop, _ = parallel_loop(ndim, "operand.shape")
+    namespace = dict(_GLOBALS)
+    # compiled under this file's name: Numba's locations in it are library code's
+    exec(compile(_STAGED_OPERAND.format(loop=loop), __file__, "exec"), namespace)
+    return namespace["staged_operand"]
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class StageSharedOperands(FunctionPass):
+    """Copy first, where they share its memory, the arrays read by the array
+    expression each host ``a[index] = expression`` stores."""
+
+    _name = "xpuc_stage_shared_operands"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        in_prange = prange_body_labels(state.func_ir, state.typemap)
+        work_list = [(label, block) for label, block in state.func_ir.blocks.items()
+                     if label not in in_prange]
+        done = set()  # the stores already seen (a split moves a store to a new block)
+        changed = False
+        while work_list:
+            label, block = work_list.pop()
+            for i, stmt in enumerate(block.body):
+                if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) or id(stmt) in done:
+                    continue
+                done.add(id(stmt))
+                if _stage_operands(state, block, i, stmt, work_list):
+                    changed = True
+                    break  # the block was split: its rest is on the work list
+        if changed:
+            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
+        return changed
+
+
+def _is_elementwise(state, stmt: ir.Stmt) -> bool:
+    """Whether ``stmt`` makes an array element by element from its operands:
+    what Numba's array-expression rewrite fuses into the loop of the store it
+    feeds (``b * 2``, ``-b``, ``np.sin(b)``)."""
+    if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+            and isinstance(state.typemap.get(stmt.target.name), types.Array)):
+        return False
+    return stmt.value.op in ("binop", "unary") or is_ufunc_call(state, stmt.value)
+
+
+def _operands(expr: ir.Expr) -> list[ir.Var]:
+    if expr.op == "binop":
+        return [expr.lhs, expr.rhs]
+    if expr.op == "unary":
+        return [expr.value]
+    return list(expr.args)
+
+
+def _stage_operands(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
+                    work_list: list) -> bool:
+    """Before the statements of ``block`` that compute the array expression
+    ``stmt`` (at ``block.body[i]``) stores, copy each array they read that may
+    share the target's memory, where it does; whether anything was."""
+    typemap = state.typemap
+    if not (isinstance(typemap[stmt.target.name], types.Array)
+            and isinstance(typemap[stmt.value.name], types.Array)
+            and computed_here(state, stmt.value)):
+        return False
+    defined_at = {s.target.name: k for k, s in enumerate(block.body[:i])
+                  if isinstance(s, ir.Assign)}
+    # the statements the store's loop fuses: the value's, and those of the
+    # arrays they read that are made element-wise in this block
+    fused, pending = [], [stmt.value]
+    while pending:
+        var = pending.pop()
+        k = defined_at.get(var.name)
+        if k is not None and k not in fused and _is_elementwise(state, block.body[k]):
+            fused.append(k)
+            pending.extend(_operands(block.body[k].value))
+    if not fused:
+        return False
+    fused.sort()
+    read_in_place = _whole_view(state, stmt)
+
+    def checked(start: int) -> list[ir.Var] | None:
+        """The arrays the loop reads that need a check when the copies go
+        before ``block.body[start]`` (the statements fused from there on);
+        None where one of them (or the target) is made after it."""
+        made_from = {block.body[k].target.name for k in fused if k >= start}
+        reads = []
+        for k in fused:
+            if k < start:
+                continue
+            for var in _operands(block.body[k].value):
+                if var.name in made_from or var.name in {r.name for r in reads} or \
+                        not isinstance(typemap[var.name], types.Array) or \
+                        typemap[var.name].ndim == 0 or var.name == read_in_place or \
+                        computed_here(state, var):
+                    continue
+                reads.append(var)
+        needed = [*reads, stmt.target]
+        if any(defined_at.get(var.name, -1) >= start for var in needed):
+            return None
+        return reads
+
+    for start in fused:
+        reads = checked(start)
+        if reads is not None:
+            break
+    else:
+        # the target is made after its value (``m.T[:] = m + 1``): the value is
+        # computed whole first, where the copy would go
+        start, reads = i, [stmt.value]
+    if not reads:
+        return False
+    _insert_staging(state, block, start, stmt.target, reads,
+                    [block.body[k] for k in fused if k >= start], work_list)
+    return True
+
+
+def _insert_staging(state, block: ir.Block, start: int, target: ir.Var,
+                    reads: list[ir.Var], fused: list[ir.Stmt], work_list: list) -> None:
+    """Insert at ``block.body[start]``, for each of ``reads``, a call making
+    it or its copy, inlined, and have the statements ``fused`` read that
+    instead."""
+    typemap, scope = state.typemap, block.scope
+    calls, staged_names = [], {}
+    for var in reads:
+        loc = var.loc
+        staged = ir.Var(scope, mk_unique_var("$staged_operand"), loc)
+        callee = ir.Var(scope, mk_unique_var("$stage_operand"), loc)
+        typemap[callee.name] = types.none  # never read: the call is inlined at once
+        call = ir.Assign(ir.Expr.call(callee, (target, var), (), loc), staged, loc)
+        calls.append((ir.Assign(ir.Const(None, loc), callee, loc), call, var))
+        staged_names[var.name] = staged
+    block.body[start:start] = [s for callee, call, _ in calls for s in (callee, call)]
+    for _, call, var in calls:
+        # each inlining splits the block holding the next call
+        holder = next(b for b in state.func_ir.blocks.values()
+                      if any(s is call for s in b.body))
+        at = next(k for k, s in enumerate(holder.body) if s is call)
+        callee_blocks, _ = inline_closure_call(
+            state.func_ir, _GLOBALS, holder, at, _staged_operand(typemap[var.name].ndim),
+            state.typingctx, state.targetctx, (typemap[target.name], typemap[var.name]),
+            typemap, state.calltypes, work_list)
+        # the operand or its copy, typed as the inlined function returns them
+        typemap[call.target.name] = next(
+            typemap[s.value.name] for b in callee_blocks.values()
+            for s in b.find_insts(ir.Assign) if s.target.name == call.target.name)
+    for fused_stmt in fused:
+        expr = fused_stmt.value
+        if expr.op == "binop":
+            expr.lhs = staged_names.get(expr.lhs.name, expr.lhs)
+            expr.rhs = staged_names.get(expr.rhs.name, expr.rhs)
+        elif expr.op == "unary":
+            expr.value = staged_names.get(expr.value.name, expr.value)
+        else:
+            expr.args = [staged_names.get(a.name, a) for a in expr.args]
+
+
+def _whole_view(state, stmt: ir.SetItem | ir.StaticSetItem) -> str | None:
+    """The name of ``stmt``'s target where ``stmt`` stores into all of it
+    (``a[:] = ...``, ``m[:, :] = ...``): read there, the target gives the
+    element being written."""
+    if isinstance(stmt, ir.StaticSetItem):
+        items = stmt.index if isinstance(stmt.index, tuple) else (stmt.index,)
+        whole = all(item == slice(None) for item in items)
+    else:
+        definition = guard(get_definition, state.func_ir, stmt.index)
+        items = definition.items if isinstance(definition, ir.Expr) and \
+            definition.op == "build_tuple" else [stmt.index]
+        whole = all(_is_whole_slice(state.func_ir, item) for item in items)
+    return stmt.target.name if whole else None
+
+
+def _is_whole_slice(func_ir: ir.FunctionIR, var: ir.Var) -> bool:
+    """Whether ``var`` is ``slice(None, None)``: ``:``."""
+    definition = guard(get_definition, func_ir, var)
+    if not (isinstance(definition, ir.Expr) and definition.op == "call"):
+        return False
+    callee = guard(get_definition, func_ir, definition.func)
+    return isinstance(callee, (ir.Global, ir.FreeVar)) and callee.value is slice and all(
+        isinstance(bound := guard(get_definition, func_ir, arg), ir.Const) and bound.value is None
+        for arg in definition.args)

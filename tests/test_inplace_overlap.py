@@ -1,0 +1,225 @@
+"""In-place operators and stores whose operands share the target's memory
+(``a[1:] += a[:-1]``, ``m += m.T``, ``m -= m[0]``, ``m[:] = m.T * m``) give
+NumPy's answer: every operand read as if before any element is written.
+Numba's parfor of them reads elements it has already written (wrong under
+its ``parallel=True`` too). Each case runs on NumPy arrays in a device
+context and on USM arrays, as Numba's host loop (the cost model keeps these
+tiny parfors on the host) and as kernels (``XPUC_HOST_PARFOR_MAX=0``)."""
+
+import numpy as np
+import pytest
+from device_support import DEVICE
+
+import xpuc
+from xpuc.array_library import tensor as dpt
+
+MODEL = "XPUC_HOST_PARFOR_MAX"
+
+
+def shifted_sum(a):
+    a[1:] += a[:-1]
+
+
+def shifted_product(a):
+    a[1:] *= a[:-1]
+
+
+def plus_reversed(a):
+    a += a[::-1]
+
+
+def reversed_view_plus_array(a):
+    b = a[::-1]
+    b += a
+
+
+def view_plus_shifted_view(a):
+    b = a[1:]
+    b += a[:-1]
+
+
+def shifted_expression(a):
+    a[1:] += a[:-1] * 2.0 - 1.0
+
+
+def shifted_ufunc(a):
+    a[1:] -= np.negative(a[:-1])
+
+
+def shifted_target_and_operand(a):
+    a[1:] += a[:-1] + a[1:]
+
+
+def plus_transpose(m):
+    m += m.T
+
+
+def rows_plus_rows_above(m):
+    m[1:, :] += m[:-1, :]
+
+
+def minus_first_row(m):
+    m -= m[0]
+
+
+def transpose_times_matrix(m):
+    m[:] = m.T * m
+
+
+def transpose_plus_zero(m):
+    m[:] = m.T + 0.0
+
+
+def plus_one_at_indices(a):
+    a[np.array([0, 2, 2, 5])] += 1.0
+
+
+def plus_one_where_large(a):
+    a[a > 3.0] += 1.0
+
+
+VECTOR, MATRIX = (16,), (4, 4)
+CASES = [(shifted_sum, VECTOR), (shifted_product, VECTOR), (plus_reversed, VECTOR),
+         (reversed_view_plus_array, VECTOR), (view_plus_shifted_view, VECTOR),
+         (shifted_expression, VECTOR), (shifted_ufunc, VECTOR),
+         (shifted_target_and_operand, VECTOR), (plus_transpose, MATRIX),
+         (rows_plus_rows_above, MATRIX), (minus_first_row, MATRIX),
+         (transpose_times_matrix, MATRIX), (transpose_plus_zero, MATRIX)]
+# host code indexes with the index array or mask: not on device USM
+INDEXED = [(plus_one_at_indices, VECTOR), (plus_one_where_large, VECTOR)]
+JITTED = {fn: xpuc.jit(fn) for fn, _ in CASES + INDEXED}
+
+
+@pytest.fixture(params=["host loop", "kernels"])
+def path(request, monkeypatch):
+    """The cost model's own threshold (these parfors are tiny: the host runs
+    them), or none (every parfor launches)."""
+    if request.param == "host loop":
+        monkeypatch.delenv(MODEL, raising=False)
+    else:
+        monkeypatch.setenv(MODEL, "0")
+    return request.param
+
+
+def ran_as(path: str, stats: dict) -> bool:
+    if path == "kernels":
+        return stats["kernel_launches"] > 0 and stats["host_parfors"] == 0
+    return stats["host_parfors"] > 0 and stats["kernel_launches"] == 0
+
+
+def start(shape) -> np.ndarray:
+    return np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+
+
+def expected(fn, shape) -> np.ndarray:
+    a = start(shape)
+    fn(a)
+    return a
+
+
+@pytest.mark.parametrize(("fn", "shape"), CASES + INDEXED, ids=lambda c: getattr(c, "__name__", ""))
+def test_numpy_arrays_in_a_context(fn, shape, path):
+    a = start(shape)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        JITTED[fn](a)
+    assert ran_as(path, xpuc.stats()), xpuc.stats()
+    assert np.array_equal(a, expected(fn, shape))
+
+
+@pytest.mark.parametrize("usm_type", ["device", "shared"])
+@pytest.mark.parametrize(("fn", "shape"), CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_usm_arrays(fn, shape, usm_type, path):
+    if usm_type == "device" and path == "host loop":
+        pytest.skip("the host cannot read device USM: always kernels")
+    a = xpuc.asarray(start(shape), queue=DEVICE, usm_type=usm_type)
+    xpuc.reset_stats()
+    JITTED[fn](a)
+    assert ran_as(path, xpuc.stats()), xpuc.stats()
+    assert np.array_equal(dpt.asnumpy(a), expected(fn, shape))
+
+
+@pytest.mark.parametrize(("fn", "shape"), INDEXED, ids=lambda c: getattr(c, "__name__", ""))
+def test_updates_through_an_index_array_or_a_mask_on_shared_usm(fn, shape, path):
+    """``a[idx] += 1`` updates the copy ``a[idx]`` and stores it back: the
+    store is the update (it was dropped, as if ``a[idx]`` were a view)."""
+    a = xpuc.asarray(start(shape), queue=DEVICE, usm_type="shared")
+    JITTED[fn](a)
+    assert np.array_equal(dpt.asnumpy(a), expected(fn, shape))
+
+
+@xpuc.jit
+def add_into(a, b):
+    a += b
+
+
+@pytest.mark.parametrize("usm_type", [None, "device", "shared"])
+def test_arguments_the_caller_made_overlap(usm_type, path):
+    """Two arguments that are views of one array, which only the call shows."""
+    if usm_type == "device" and path == "host loop":
+        pytest.skip("the host cannot read device USM: always kernels")
+    x = start(VECTOR)
+    if usm_type:
+        x = xpuc.asarray(x, queue=DEVICE, usm_type=usm_type)
+    with xpuc.device_context(DEVICE):
+        add_into(x[1:], x[:-1])
+        add_into(x[::2], x[::2])  # the very same elements: read where written
+    reference = start(VECTOR)
+    reference[1:] += reference[:-1]
+    reference[::2] += reference[::2]
+    assert np.array_equal(dpt.asnumpy(x) if usm_type else x, reference)
+
+
+def scale(a):
+    a *= 2.0
+
+
+def plus_own_expression(a):
+    a += a * 2.0 - 1.0
+
+
+def plus_expression_of_an_argument(a, b):
+    a += b * 2.0
+
+
+def minus_an_argument_row(m, row):
+    m -= row
+
+
+@pytest.mark.parametrize(("fn", "args"), [
+    (scale, (start(VECTOR),)), (plus_own_expression, (start(VECTOR),)),
+    (plus_expression_of_an_argument, (start(VECTOR), start(VECTOR))),
+    (minus_an_argument_row, (start(MATRIX), start((4,)))),
+    (shifted_sum, (start(VECTOR),)), (minus_first_row, (start(MATRIX),)),
+], ids=lambda c: getattr(c, "__name__", ""))
+def test_a_copy_only_where_an_operand_shares_the_targets_memory(fn, args, monkeypatch):
+    """Operands the function computes, and arguments that share no memory,
+    are read in the update's one kernel, as before; a view of the target is
+    copied first, by a kernel of its own."""
+    monkeypatch.setenv(MODEL, "0")
+    expected_args = [a.copy() for a in args]
+    fn(*expected_args)
+    shares = fn in (shifted_sum, minus_first_row)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        xpuc.jit(fn)(*args)
+    assert xpuc.stats()["kernel_launches"] == (2 if shares else 1)
+    assert np.array_equal(args[0], expected_args[0])
+
+
+def update_twice_after_a_branch(a, b, flag):
+    if flag:
+        b = b * 1.0
+    a += b
+    a /= 2.0
+
+
+def test_two_updates_of_a_vector_after_a_branch(monkeypatch):
+    """Numba's array analysis put a bounded slice in place of the 1-tuple
+    index of the second update's load, which failed to lower (``Cannot cast
+    slice<a:b> to UniTuple``); staging an operand puts a branch before them."""
+    monkeypatch.setenv(MODEL, "0")
+    a, b = start(VECTOR), start(VECTOR)
+    with xpuc.device_context(DEVICE):
+        xpuc.jit(update_twice_after_a_branch)(a, b, True)
+    assert np.array_equal(a, start(VECTOR))
