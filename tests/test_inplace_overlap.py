@@ -1,10 +1,13 @@
 """In-place operators and stores whose operands share the target's memory
-(``a[1:] += a[:-1]``, ``m += m.T``, ``m -= m[0]``, ``m[:] = m.T * m``) give
+(``a[1:] += a[:-1]``, ``m += m.T``, ``m -= m[0]``, ``m[:] = m.T * m``, a ufunc's
+``out=``) give
 NumPy's answer: every operand read as if before any element is written.
 Numba's parfor of them reads elements it has already written (wrong under
 its ``parallel=True`` too). Each case runs on NumPy arrays in a device
 context and on USM arrays, as Numba's host loop (the cost model keeps these
 tiny parfors on the host) and as kernels (``XPUC_HOST_PARFOR_MAX=0``)."""
+
+import inspect
 
 import numpy as np
 import pytest
@@ -70,6 +73,22 @@ def transpose_plus_zero(m):
     m[:] = m.T + 0.0
 
 
+def add_with_out_keyword(a):
+    np.add(a[1:], a[:-1], out=a[1:])
+
+
+def add_with_out_argument(a):
+    np.add(a[1:], a[:-1], a[1:])
+
+
+def subtract_first_row_with_out(m):
+    np.subtract(m, m[0], out=m)
+
+
+def negative_of_reversed_with_out(a):
+    np.negative(a[::-1], out=a)
+
+
 def plus_one_at_indices(a):
     a[np.array([0, 2, 2, 5])] += 1.0
 
@@ -84,7 +103,9 @@ CASES = [(shifted_sum, VECTOR), (shifted_product, VECTOR), (plus_reversed, VECTO
          (shifted_expression, VECTOR), (shifted_ufunc, VECTOR),
          (shifted_target_and_operand, VECTOR), (plus_transpose, MATRIX),
          (rows_plus_rows_above, MATRIX), (minus_first_row, MATRIX),
-         (transpose_times_matrix, MATRIX), (transpose_plus_zero, MATRIX)]
+         (transpose_times_matrix, MATRIX), (transpose_plus_zero, MATRIX),
+         (add_with_out_keyword, VECTOR), (add_with_out_argument, VECTOR),
+         (subtract_first_row_with_out, MATRIX), (negative_of_reversed_with_out, VECTOR)]
 # host code indexes with the index array or mask: not on device USM
 INDEXED = [(plus_one_at_indices, VECTOR), (plus_one_where_large, VECTOR)]
 JITTED = {fn: xpuc.jit(fn) for fn, _ in CASES + INDEXED}
@@ -223,3 +244,38 @@ def test_two_updates_of_a_vector_after_a_branch(monkeypatch):
     with xpuc.device_context(DEVICE):
         xpuc.jit(update_twice_after_a_branch)(a, b, True)
     assert np.array_equal(a, start(VECTOR))
+
+
+@xpuc.jit
+def double_into(a, out):
+    return np.multiply(a, 2.0, out=out)
+
+
+@pytest.mark.parametrize("usm_type", [None, "device"])
+def test_a_ufunc_returns_its_output_argument(usm_type):
+    a, out = start(VECTOR), np.zeros(VECTOR)
+    if usm_type:
+        a, out = (xpuc.asarray(x, queue=DEVICE, usm_type=usm_type) for x in (a, out))
+    with xpuc.device_context(DEVICE):
+        result = double_into(a, out)
+    result, out = (dpt.asnumpy(x) if usm_type else x for x in (result, out))
+    assert np.array_equal(out, start(VECTOR) * 2.0)
+    assert np.array_equal(result, out)
+    if not usm_type:
+        assert np.shares_memory(result, out)
+
+
+@xpuc.jit
+def add_where(a):
+    np.add(a, 1.0, out=a, where=a > 2.0)
+
+
+def test_other_ufunc_keywords_are_refused_naming_the_line():
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        with xpuc.device_context(DEVICE):
+            add_where(start(VECTOR))
+    lines, first = inspect.getsourcelines(add_where.py_func)
+    line = first + next(k for k, text in enumerate(lines) if "where=" in text)
+    assert str(refusal.value) == (
+        f"{__file__}:{line}: np.add(..., where=) is not supported: of a ufunc's keyword "
+        "arguments, xpuc compiles out= alone")

@@ -43,6 +43,7 @@ from .numpy_functions import checked_dot_parallel_impl, max_parallel_impl, min_p
 from .shared_operands import StageSharedOperands
 from .size_check_messages import NameSizeChecks, RecordArrayDefinitions
 from .slice_assignments import BroadcastSliceAssignments
+from .ufunc_outputs import UfuncOutputArguments
 from .user_locations import LocateInlinedCalls, RelocateLibraryCode, TagCallSites
 
 
@@ -124,6 +125,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
             pm.add_pass_after(DpnpAsNumPy, InlineDeviceFunctions)
             pm.add_pass_after(RefuseDeviceGlobals, DpnpAsNumPy)
+            pm.add_pass_after(UfuncOutputArguments, RefuseDeviceGlobals)
             # before anything is inlined, and once parfors are made
             pm.add_pass_after(TagCallSites, PreLowerStripPhis)
             pm.add_pass_after(LocateInlinedCalls, PreParforPass)
@@ -155,6 +157,7 @@ class CpuCompiler(CompilerBase):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
         pm.add_pass_after(DpnpAsNumPy, InlineInlinables)
         pm.add_pass_after(RefuseDeviceGlobals, DpnpAsNumPy)
+        pm.add_pass_after(UfuncOutputArguments, RefuseDeviceGlobals)
         pm.finalize()
         return [pm]
 
