@@ -1,7 +1,7 @@
 """In-place operators and stores whose operands share the target's memory
-(``a[1:] += a[:-1]``, ``m += m.T``, ``m -= m[0]``, ``m[:] = m.T * m``, a ufunc's
-``out=``) give
-NumPy's answer: every operand read as if before any element is written.
+(``a[1:] += a[:-1]``, ``m += m.T``, ``m -= m[0]``, ``m[:] = m.T * m``, a
+ufunc's ``out=``) give NumPy's answer: every operand read as if before any
+element is written.
 Numba's parfor of them reads elements it has already written (wrong under
 its ``parallel=True`` too). Each case runs on NumPy arrays in a device
 context and on USM arrays, as Numba's host loop (the cost model keeps these
