@@ -59,24 +59,36 @@ def staged_operand(target, operand):
                             operand.ctypes.data, operand.shape, operand.strides,
                             operand.itemsize):
         staged = np.empty_like(operand)
-        numba.parfors.parfor.init_prange()
-        for position in {loop}:
-            staged[position] = operand[position]
+{copy}
         return staged
     return operand
 '''
+# a NumPy array is copied by host code: a kernel compiled for every operand
+# checked would cost each compile more than the copy it may never make
+_HOST_COPY = '''
+        for position in {loop}:
+            staged[position] = operand[position]'''
+_PARALLEL_COPY = '''
+        numba.parfors.parfor.init_prange()
+        for position in {loop}:
+            staged[position] = operand[position]'''
 
 _GLOBALS = {**GLOBALS, "reads_other_elements": reads_other_elements}
 
 
 @functools.cache
-def _staged_operand(ndim: int):
+def _staged_operand(ndim: int, host_array: bool):
     """The function returning an operand of ``ndim`` dimensions, or its copy
-    where a loop writing the target would read elements it has written."""
-    loop, _ = parallel_loop(ndim, "operand.shape")
+    where a loop writing the target would read elements it has written; a
+    ``host_array`` (NumPy's) copied by host code, others by a parallel loop."""
+    if host_array:
+        loop = "range(operand.shape[0])" if ndim == 1 else "np.ndindex(operand.shape)"
+        copy = _HOST_COPY.format(loop=loop)
+    else:
+        copy = _PARALLEL_COPY.format(loop=parallel_loop(ndim, "operand.shape")[0])
     namespace = dict(_GLOBALS)
     # compiled under this file's name: Numba's locations in it are library code's
-    exec(compile(_STAGED_OPERAND.format(loop=loop), __file__, "exec"), namespace)
+    exec(compile(_STAGED_OPERAND.format(copy=copy), __file__, "exec"), namespace)
     return namespace["staged_operand"]
 
 
@@ -212,7 +224,8 @@ def _insert_staging(state, block: ir.Block, start: int, target: ir.Var,
                       if any(s is call for s in b.body))
         at = next(k for k, s in enumerate(holder.body) if s is call)
         callee_blocks, _ = inline_closure_call(
-            state.func_ir, _GLOBALS, holder, at, _staged_operand(typemap[var.name].ndim),
+            state.func_ir, _GLOBALS, holder, at,
+            _staged_operand(typemap[var.name].ndim, type(typemap[var.name]) is types.Array),
             state.typingctx, state.targetctx, (typemap[target.name], typemap[var.name]),
             typemap, state.calltypes, work_list)
         # the operand or its copy, typed as the inlined function returns them
