@@ -1,5 +1,6 @@
 """A ufunc's output argument, ``np.add(x, y, out=o)`` or ``np.add(x, y, o)``,
-as the store it means: ``o[:] = np.add(x, y)``, the call's value ``o``.
+as the store it means: ``o[:] = np.add(x, y)``, the call's value ``o``; and
+``np.copyto(dst, src)`` as ``dst[:] = src``, which Numba does not compile.
 
 Numba compiles no keyword argument of a ufunc (a bare ``NotImplementedError``)
 and the positional output as a host loop, serial, which reads an input that
@@ -7,7 +8,8 @@ overlaps the output after writing it (``np.add(a[1:], a[:-1], a[1:])``) and
 cannot reach a ``usm_type="device"`` array. As a store of an array expression
 it offloads as slice assignments do, an input that shares the output's memory
 copied first where it does (shared_operands.py), as NumPy copies it. Other
-keyword arguments (``where=``, ``dtype=``) are refused naming the line.
+keyword arguments (``where=``, ``dtype=``, ``casting=``) are refused naming
+the line.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ..errors import UnsupportedError
 @register_pass(mutates_CFG=False, analysis_only=False)
 class UfuncOutputArguments(FunctionPass):
     """Rewrite each ``r = ufunc(inputs..., out=o)`` as ``$v = ufunc(inputs...);
-    o[:] = $v; r = o`` (before typing)."""
+    o[:] = $v; r = o``, and ``np.copyto(dst, src)`` as ``dst[:] = src``
+    (before typing)."""
 
     _name = "xpuc_ufunc_output_arguments"
 
@@ -32,63 +35,79 @@ class UfuncOutputArguments(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state) -> bool:
-        changed = False
-        for block in state.func_ir.blocks.values():
+        func_ir = state.func_ir
+        rewritten_calls = []
+        for block in func_ir.blocks.values():
             new_body = []
             for stmt in block.body:
-                rewritten = _as_store(state.func_ir, stmt)
-                changed |= rewritten is not None
+                rewritten = _as_store(func_ir, stmt)
+                if rewritten is not None:
+                    rewritten_calls.append(stmt.value)
                 new_body.extend(rewritten or [stmt])
             block.body = new_body
-        if changed:
-            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
-        return changed
+        if not rewritten_calls:
+            return False
+        # Numba cannot type np.copyto itself, which nothing calls now
+        copyto = {call.func.name for call in rewritten_calls
+                  if _callee(func_ir, call) is np.copyto}
+        for block in func_ir.blocks.values():
+            block.body = [stmt for stmt in block.body
+                          if not (isinstance(stmt, ir.Assign) and stmt.target.name in copyto)]
+        func_ir._definitions = build_definitions(func_ir.blocks)
+        return True
 
 
-def _called_ufunc(func_ir: ir.FunctionIR, expr: ir.Expr) -> np.ufunc | None:
+def _callee(func_ir: ir.FunctionIR, expr: ir.Expr) -> object:
+    """The global function ``expr`` calls, else None."""
     try:
-        callee = func_ir.infer_constant(expr.func)
+        return func_ir.infer_constant(expr.func)
     except ConstantInferenceError:
         return None
-    return callee if isinstance(callee, np.ufunc) else None
+
+
+def _refuse_keywords(loc: ir.Loc, name: str, keywords: dict, allowed: str) -> None:
+    if keywords:
+        given = ", ".join(f"{keyword}=" for keyword in sorted(keywords))
+        raise UnsupportedError(
+            f"{loc.filename}:{loc.line}: np.{name}(..., {given}) is not supported: {allowed}")
 
 
 def _as_store(func_ir: ir.FunctionIR, stmt: ir.Stmt) -> list[ir.Stmt] | None:
     """The statements of the store ``stmt`` means where it calls a ufunc with
-    its output given; None for any other statement."""
+    its output given or ``np.copyto``; None for any other statement."""
     if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
-            and stmt.value.op == "call"):
+            and stmt.value.op == "call") or stmt.value.vararg:
         return None
-    call, loc = stmt.value, stmt.loc
-    ufunc = _called_ufunc(func_ir, call)
-    if ufunc is None or ufunc.nout != 1:
-        return None
-    keywords = dict(call.kws)
-    out = keywords.pop("out", None)
-    if keywords:
-        given = ", ".join(f"{name}=" for name in sorted(keywords))
-        raise UnsupportedError(
-            f"{loc.filename}:{loc.line}: np.{ufunc.__name__}(..., {given}) is not supported: "
-            f"of a ufunc's keyword arguments, xpuc compiles out= alone")
-    args = list(call.args)
-    if out is None and len(args) == ufunc.nin + 1:
-        out = args.pop()
-    if out is None or len(args) != ufunc.nin or call.vararg:
-        return None
-    bound = guard(get_definition, func_ir, out)
-    if isinstance(bound, ir.Expr) and bound.op == "build_tuple" and len(bound.items) == 1:
-        out = bound.items[0]  # out=(o,), NumPy's tuple of outputs
-
-    scope = stmt.target.scope
+    call, loc, scope = stmt.value, stmt.loc, stmt.target.scope
 
     def new_var(prefix: str) -> ir.Var:
         return ir.Var(scope, mk_unique_var(prefix), loc)
 
-    value, none, slice_fn, whole = (new_var("$ufunc_value"), new_var("$none"),
-                                    new_var("$slice_fn"), new_var("$whole"))
-    return [ir.Assign(ir.Expr.call(call.func, args, (), loc), value, loc),
+    callee, keywords = _callee(func_ir, call), dict(call.kws)
+    if callee is np.copyto and len(call.args) == 2:
+        _refuse_keywords(loc, "copyto", keywords, "xpuc compiles np.copyto(dst, src)")
+        out, value = call.args
+        computing, result = [], ir.Const(None, loc)
+    elif isinstance(callee, np.ufunc) and callee.nout == 1:
+        out = keywords.pop("out", None)
+        _refuse_keywords(loc, callee.__name__, keywords,
+                         "of a ufunc's keyword arguments, xpuc compiles out= alone")
+        args = list(call.args)
+        if out is None and len(args) == callee.nin + 1:
+            out = args.pop()
+        if out is None or len(args) != callee.nin:
+            return None
+        bound = guard(get_definition, func_ir, out)
+        if isinstance(bound, ir.Expr) and bound.op == "build_tuple" and len(bound.items) == 1:
+            out = bound.items[0]  # out=(o,), NumPy's tuple of outputs
+        value = new_var("$ufunc_value")
+        computing, result = [ir.Assign(ir.Expr.call(call.func, args, (), loc), value, loc)], out
+    else:
+        return None
+    none, slice_fn, whole = new_var("$none"), new_var("$slice_fn"), new_var("$whole")
+    return [*computing,
             ir.Assign(ir.Const(None, loc), none, loc),
             ir.Assign(ir.Global("slice", slice, loc), slice_fn, loc),
             ir.Assign(ir.Expr.call(slice_fn, (none, none), (), loc), whole, loc),
             ir.SetItem(out, whole, value, loc),
-            ir.Assign(out, stmt.target, loc)]
+            ir.Assign(result, stmt.target, loc)]
