@@ -250,6 +250,21 @@ def test_an_array_expression_assigned_into_an_overlapping_slice():
     np.testing.assert_array_equal(a, expected)
 
 
+def test_host_stores_into_a_dict_beside_a_parfor():
+    """A store into a dict is host code with no array in it: not a slice
+    assignment, not a host access (it crashed the compile with an
+    AttributeError)."""
+
+    @xpuc.jit
+    def counted(x):
+        seen = {}
+        seen[hash(x[0])] = 1.0
+        return x * 2.0 + len(seen)
+
+    x = np.arange(4000.0)
+    np.testing.assert_array_equal(offload(counted, x), x * 2.0 + 1)
+
+
 @pytest.mark.parametrize("where", ["numpy", "usm"])
 def test_arrays_in_a_tuple_argument(where):
     """Arrays passed in a tuple place the call as arguments do: USM arrays in a

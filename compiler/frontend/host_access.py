@@ -110,7 +110,8 @@ def _accesses(stmt: ir.Stmt, typemap: dict) -> list[tuple[ir.Var, str]]:
         return isinstance(typemap.get(var.name), types.Array)
 
     if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-        uses = [(stmt.target, WRITE)]
+        # a store into a list or a dict touches no array's elements
+        uses = [(stmt.target, WRITE)] if is_array(stmt.target) else []
         if is_array(stmt.value):
             uses.append((stmt.value, READ))
         return uses

@@ -194,8 +194,9 @@ class BroadcastSliceAssignments(FunctionPass):
         while work_list:
             label, block = work_list.pop()
             for i, stmt in enumerate(block.body):
-                if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-                    continue
+                if not (isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
+                        and isinstance(state.typemap[stmt.target.name], types.Array)):
+                    continue  # a store into a list or a dict is not a slice assignment
                 if not computed_here(state, stmt.value):
                     # Numba's parfor of such a store would read what it wrote
                     if not _inline_broadcast(state, block, i, stmt, work_list, staged=True):
