@@ -35,6 +35,7 @@ from .constant_arrays import HoistConstantArrays
 from .device_functions import InlineDeviceFunctions
 from .device_globals import RefuseDeviceGlobals
 from .dpnp_functions import DpnpAsNumPy
+from .expression_stores import FuseExpressionStores, RecordPhis
 from .float32_typing import PythonFloatsAsFloat32, WeakIntLiterals
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
@@ -125,6 +126,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
             pm.add_pass_after(DpnpAsNumPy, InlineDeviceFunctions)
             pm.add_pass_after(RefuseDeviceGlobals, DpnpAsNumPy)
+            pm.add_pass_after(RecordPhis, NopythonTypeInference)
             pm.add_pass_after(UfuncOutputArguments, RefuseDeviceGlobals)
             # before anything is inlined, and once parfors are made
             pm.add_pass_after(TagCallSites, PreLowerStripPhis)
@@ -137,7 +139,8 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
                 pm.add_pass_after(PythonFloatsAsFloat32, InlineDeviceFunctions)
                 pm.add_pass_after(WeakIntLiterals, LiteralPropagationSubPipelinePass)
             pm.add_pass_after(InplaceArrayOperators, InlineOverloads)
-            pm.add_pass_after(BroadcastSliceAssignments, InplaceArrayOperators)
+            pm.add_pass_after(FuseExpressionStores, InplaceArrayOperators)
+            pm.add_pass_after(BroadcastSliceAssignments, FuseExpressionStores)
             pm.add_pass_after(StageSharedOperands, BroadcastSliceAssignments)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, RelocateLibraryCode)

@@ -49,11 +49,11 @@ def assign_broadcast(view, value):
 '''
 # Each of the value's dimensions d, aligned with the view's dimension d + offset:
 # read at the view's index, or at 0 where its length is 1.
-_STEP = '''
+STEP = '''
     length{d} = value.shape[{d}]
     check_broadcast(length{d}, shape[{d} + {offset}])
     step{d} = 0 if length{d} == 1 else 1'''
-_STORE = '''
+STORE = '''
     numba.parfors.parfor.init_prange()
     for index in {loop}:
         view[index] = {source}[{element}]'''
@@ -119,7 +119,7 @@ def parallel_loop(ndim: int, shape: str) -> tuple[str, str]:
         (f"numba.parfors.parfor.internal_prange({shape}[0])", "index")
 
 
-def _indented(text: str) -> str:
+def indented(text: str) -> str:
     return text.replace("\n    ", "\n        ")
 
 
@@ -129,18 +129,18 @@ def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool):
     scalar) into a view of ``view_ndim``, broadcast; ``staged``: copied first
     where it may share the view's memory."""
     offset = view_ndim - value_ndim
-    steps = "".join(_STEP.format(d=d, offset=offset) for d in range(value_ndim))
+    steps = "".join(STEP.format(d=d, offset=offset) for d in range(value_ndim))
     loop, at = parallel_loop(view_ndim, "shape")
     element = "".join(f"{at.format(d + offset)} * step{d}, " for d in range(value_ndim))
 
     def store(source: str) -> str:
-        text = _STORE.format(loop=loop, source=source, element=element)
+        text = STORE.format(loop=loop, source=source, element=element)
         return text if value_ndim else text.replace("value[]", "value")
 
     if staged and value_ndim:
         value_loop, _ = parallel_loop(value_ndim, "value.shape")
-        body = _STAGED_STORE.format(value_loop=value_loop, staged_store=_indented(store("staged")),
-                                    value_store=_indented(store("value")))
+        body = _STAGED_STORE.format(value_loop=value_loop, staged_store=indented(store("staged")),
+                                    value_store=indented(store("value")))
     else:
         body = store("value")
     namespace = dict(GLOBALS)
@@ -150,8 +150,8 @@ def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool):
     return namespace["assign_broadcast"]
 
 
-def _view_ndim(target: types.Type, index: types.Type, value: types.Type,
-               numbas_too: bool = False) -> int | None:
+def assigned_view_ndim(target: types.Type, index: types.Type, value: types.Type,
+                       numbas_too: bool = False) -> int | None:
     """The rank of the view ``target[index]`` where storing ``value`` (an
     array or a scalar) into it is a slice assignment NumPy broadcasts and
     Numba leaves to host code (``numbas_too``: or makes a parfor of); None
@@ -257,7 +257,7 @@ def _slice_every_dimension(state, block: ir.Block, i: int,
     typemap = state.typemap
     target_type, index_type = typemap[stmt.target.name], typemap[index.name]
     value_type = typemap[stmt.value.name]
-    view_ndim = _view_ndim(target_type, index_type, value_type)
+    view_ndim = assigned_view_ndim(target_type, index_type, value_type)
     if view_ndim != target_type.ndim or getattr(value_type, "ndim", view_ndim) != view_ndim:
         return False
     if isinstance(index_type, types.SliceType):
@@ -289,7 +289,7 @@ def _inline_broadcast(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.Stat
     typemap, typingctx = state.typemap, state.typingctx
     target_type, index_type = typemap[stmt.target.name], typemap[index.name]
     value_type = typemap[stmt.value.name]
-    view_ndim = _view_ndim(target_type, index_type, value_type, numbas_too=staged)
+    view_ndim = assigned_view_ndim(target_type, index_type, value_type, numbas_too=staged)
     if view_ndim is None:
         return False
     scope, loc = stmt.target.scope, stmt.loc

@@ -1,0 +1,158 @@
+"""A slice assignment of an array expression runs as one kernel that computes
+each element and stores it into the view (issues 30 and 32: Jacobi's step was
+two kernels, the expression into a temporary and the store). Only where the
+view cannot share memory with an array the expression reads at another
+element: otherwise the value is computed whole first, as NumPy does. Checked
+against NumPy on NumPy arrays in a device context and on device USM arrays,
+with the cost model off (kernels) and on (tiny parfors on the host), counting
+the parfors each call runs."""
+
+import numpy as np
+import pytest
+
+import xpuc
+from xpuc.array_library import tensor as dpt
+
+DEVICE = "opencl:cpu"
+
+
+@pytest.fixture(params=["kernels", "cost model"])
+def cost_model(request, monkeypatch):
+    if request.param == "cost model":
+        monkeypatch.delenv("XPUC_HOST_PARFOR_MAX", raising=False)  # the device's threshold
+    return request.param
+
+
+def run(function, path: str, *args):
+    """``function`` jitted and called on copies of ``args`` (``path``: NumPy
+    arrays in a device context, or device USM arrays): its result as a NumPy
+    array, the arguments after the call, and the parfors it ran (kernels and
+    host parfors)."""
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    if path == "usm":
+        copies = [dpt.asarray(a, usm_type="device") if isinstance(a, np.ndarray) else a
+                  for a in copies]
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        result = xpuc.jit(function)(*copies)
+    counters = xpuc.stats()
+    as_numpy = dpt.asnumpy if path == "usm" else np.asarray
+    return (as_numpy(result), [as_numpy(a) for a in copies if not np.isscalar(a)],
+            counters["kernel_launches"] + counters["host_parfors"])
+
+
+def jacobi(grid, steps):
+    other = grid * 1.0
+    for _ in range(steps):
+        other[1:-1, 1:-1] = 0.25 * (grid[:-2, 1:-1] + grid[2:, 1:-1]
+                                    + grid[1:-1, :-2] + grid[1:-1, 2:])
+        grid, other = other, grid
+    return grid
+
+
+def jacobi_of_one_array(grid, steps):
+    other = grid[:, :]  # the same memory: the swapped pair is not two arrays
+    for _ in range(steps):
+        other[1:-1, 1:-1] = 0.25 * (grid[:-2, 1:-1] + grid[2:, 1:-1]
+                                    + grid[1:-1, :-2] + grid[1:-1, 2:])
+        grid, other = other, grid
+    return grid
+
+
+def stencil_into(other, grid):
+    other[1:-1, 1:-1] = 0.25 * (grid[:-2, 1:-1] + grid[2:, 1:-1]
+                                + grid[1:-1, :-2] + grid[1:-1, 2:])
+    return other
+
+
+def smooth_rows(a):
+    a[1:-1, 1:-1] = 0.5 * (a[:-2, 1:-1] + a[2:, 1:-1])  # the rows above and below
+    return a
+
+
+def shift(a):
+    a[1:] = a[:-1] * 2.0
+    return a
+
+
+def scale_in_place(a, b):
+    a[:] = a * 2.0 + np.sin(b)  # a read at the element written
+    return a
+
+
+def add_row(m, v):
+    m[:, 1:] = m[:, 1:] * 0.5 - v  # a vector under each row of the view
+    return m
+
+
+PATHS = ["context", "usm"]
+GRID = np.random.default_rng(7).random((12, 9))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_jacobi_runs_one_parfor_a_step(path, cost_model):
+    result, _, parfors = run(jacobi, path, GRID, 5)
+    np.testing.assert_allclose(result, jacobi(GRID.copy(), 5), rtol=1e-13)
+    assert parfors == 1 + 5  # the copy, then one a step
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_swapped_pair_of_one_array_reads_the_old_values(path, cost_model):
+    result, _, parfors = run(jacobi_of_one_array, path, GRID, 3)
+    np.testing.assert_allclose(result, jacobi_of_one_array(GRID.copy(), 3), rtol=1e-13)
+    assert parfors == 2 * 3  # the value, then the store, each step
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_stencil_into_another_argument_is_one_parfor(path, cost_model):
+    other = np.zeros_like(GRID)
+    result, _, parfors = run(stencil_into, path, other, GRID)
+    np.testing.assert_allclose(result, stencil_into(other.copy(), GRID), rtol=1e-13)
+    assert parfors == 1
+
+
+def test_a_stencil_into_its_own_argument_reads_the_old_values(cost_model):
+    a = GRID.copy()
+    with xpuc.device_context(DEVICE):
+        xpuc.reset_stats()
+        result = xpuc.jit(stencil_into)(a, a)
+        counters = xpuc.stats()
+    b = GRID.copy()
+    np.testing.assert_allclose(result, stencil_into(b, b), rtol=1e-13)
+    assert counters["kernel_launches"] + counters["host_parfors"] == 2
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("function, args, parfors", [
+    (smooth_rows, (GRID,), 2),
+    (shift, (np.arange(50.0),), 2),
+    (scale_in_place, (np.arange(50.0), np.linspace(0, 1, 50)), 1),
+    (add_row, (GRID, np.arange(8.0)), 1),
+], ids=["rows of itself", "1-D shift", "its own elements", "a vector under each row"])
+def test_stores_into_a_view_of_what_the_expression_reads(path, cost_model, function, args,
+                                                          parfors):
+    result, _, ran = run(function, path, *args)
+    np.testing.assert_allclose(result, function(*(a.copy() for a in args)), rtol=1e-13)
+    assert ran == parfors
+
+
+def test_an_operand_of_another_shape_is_a_value_error():
+    with xpuc.device_context(DEVICE):
+        with pytest.raises(ValueError, match="could not broadcast an operand of the array "
+                                             "expression into the shape of the slice") as error:
+            xpuc.jit(stencil_into)(np.zeros((5, 5)), np.zeros((6, 6)))
+    assert "fused_store" not in str(error.value) and "$" not in str(error.value)
+
+
+def store_under_an_integer(m, v):
+    m[2, 1:4] = v * 2.0
+    return m
+
+
+@pytest.mark.parametrize("value_shape, parfors", [((3,), 1), ((1,), 2)],
+                         ids=["the view's extent", "one element, broadcast"])
+def test_a_store_under_an_integer_broadcasts_a_value_of_one_element(value_shape, parfors):
+    m, v = np.zeros((4, 5)), np.arange(1.0, 1.0 + value_shape[0])
+    result, _, ran = run(store_under_an_integer, "context", m, v)
+    np.testing.assert_array_equal(result, store_under_an_integer(m.copy(), v))
+    assert ran == parfors
