@@ -55,6 +55,7 @@ from .slice_assignments import (
     parallel_loop,
     spans_meet,
 )
+from .usm import empty_usm
 
 # the operators Numba's array expressions compute element by element, as Python writes them
 _BINARY = {op: symbol for symbol, op in utils.BINOPS_TO_OPERATORS.items()
@@ -224,11 +225,27 @@ def _root(state, name: str) -> Root | None:
         elif isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem") \
                 and _basic_index(state, definition):
             name = definition.value.name
-        elif isinstance(definition, ir.Expr) and _elementwise(state, definition) is not None:
+        elif isinstance(definition, ir.Expr) and (_elementwise(state, definition) is not None
+                                                  or _allocates(state, definition)):
             return ("made", id(definition))
         else:
             return None
     return ("phi", name)
+
+
+# calls that return a new array
+_ALLOCATIONS = (np.empty, np.zeros, np.ones, np.full, np.empty_like, np.zeros_like,
+                np.ones_like, np.full_like, np.copy, np.arange, np.linspace, empty_usm)
+
+
+def _allocates(state, expr: ir.Expr) -> bool:
+    """Whether ``expr`` makes a new array: a NumPy constructor, ``a.copy()``,
+    or the runtime's allocation that xpuc's inlined code makes (a USM
+    array's ``copy``)."""
+    if expr.op != "call":
+        return False
+    key = getattr(state.typemap.get(expr.func.name), "typing_key", None)
+    return key == "array.copy" or any(key is allocation for allocation in _ALLOCATIONS)
 
 
 def _basic_index(state, getitem: ir.Expr) -> bool:
