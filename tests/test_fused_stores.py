@@ -9,6 +9,8 @@ the parfors each call runs."""
 
 import numpy as np
 import pytest
+from mlir import ir
+from test_locations import file_locations, source_lines
 
 import xpuc
 from xpuc.array_library import tensor as dpt
@@ -176,3 +178,23 @@ def test_a_copy_and_its_argument_swapped_are_proved_apart(path):
     np.testing.assert_allclose(result, jacobi_with_copies(GRID.copy(), 4), rtol=1e-13)
     copies = 1 if path == "usm" else 0  # a NumPy array's copy is Numba's host code
     assert parfors == copies + 4 and compiled == copies + 1
+
+
+def test_every_op_of_the_fused_store_carries_the_users_line():
+    function = xpuc.jit(jacobi)
+    with xpuc.device_context(DEVICE):
+        function(GRID.copy(), 1)
+    lowered = function.inspect_lowered()
+    assert len(lowered) == 2  # the copy, and the store
+    lines = source_lines(jacobi)
+    with ir.Context() as context:
+        context.allow_unregistered_dialects = True
+        module = ir.Module.parse(lowered[1].source)
+        places = []
+        module.operation.walk(lambda op: places.append((op.name, file_locations(op.location)))
+                              or ir.WalkResult.ADVANCE)
+    unlocated = [name for name, at in places if name != "builtin.module" and not any(
+        place.filename == __file__ and place.start_line in lines for place in at)]
+    assert unlocated == []
+    store_line = lines.start + 3  # other[1:-1, 1:-1] = ...
+    assert any(place.start_line == store_line for _, at in places for place in at)
