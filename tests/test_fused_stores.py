@@ -198,3 +198,30 @@ def test_every_op_of_the_fused_store_carries_the_users_line():
     assert unlocated == []
     store_line = lines.start + 3  # other[1:-1, 1:-1] = ...
     assert any(place.start_line == store_line for _, at in places for place in at)
+
+
+def add_shifted(a):
+    a[1:] += a[:-1]  # becomes a[1:][:] = a[1:] + a[:-1], a 1-tuple index
+    return a
+
+
+def subtract_first_row(m):
+    m -= m[0]  # the row is updated too: NumPy reads it first
+    return m
+
+
+def add_transpose(m):
+    m += m.T
+    return m
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("function, make", [
+    (add_shifted, lambda: np.arange(40.0)),
+    (subtract_first_row, lambda: np.arange(36.0).reshape(6, 6)),
+    (add_transpose, lambda: np.arange(36.0).reshape(6, 6)),
+], ids=["a[1:] += a[:-1]", "m -= m[0]", "m += m.T"])
+def test_in_place_operators_read_their_operands_first(path, cost_model, function, make):
+    result, parfors, _ = run(function, path, make())
+    np.testing.assert_array_equal(result, function(make()))
+    assert parfors == 2  # the operands overlap the target: the value, then the store

@@ -42,7 +42,7 @@ from numba.core import ir, types, utils
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.extending import register_jitable
 from numba.core.inline_closurecall import inline_closure_call
-from numba.core.ir_utils import build_definitions, mk_unique_var
+from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
 from numba.core.typing import npydecl
 
 from .inplace_operators import prange_body_labels
@@ -440,7 +440,15 @@ def _fuse(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
         return False
     expression, leaves, steps = found
     indices = typemap[index.name]
-    broadcasts = any(isinstance(i, types.Integer) for i in getattr(indices, "types", (indices,)))
+    if isinstance(indices, types.BaseTuple) and len(indices) == 1:
+        # a[(s,)] as a[s]: Numba's array analysis replaces the index of a view
+        # of a 1-tuple by its slice alone, which the view's lowering cannot cast
+        items = guard(get_definition, state.func_ir, index)
+        if not (isinstance(items, ir.Expr) and items.op == "build_tuple"):
+            return False
+        index, indices = items.items[0], indices.types[0]
+    broadcasts = any(isinstance(item, types.Integer)
+                     for item in getattr(indices, "types", (indices,)))
     ranks = tuple(getattr(typemap[leaf.name], "ndim", None) for leaf in leaves)
     checked = tuple(k for k, leaf in enumerate(leaves) if ranks[k] is not None
                     and not distinct_arrays(state, stmt.target.name, leaf.name))
