@@ -194,8 +194,10 @@ class RecordPhis(FunctionPass):
 
     def run_pass(self, state) -> bool:
         state.xpuc_phis = {
-            stmt.target.name: (label, dict(zip(stmt.value.incoming_blocks,
-                                               (v.name for v in stmt.value.incoming_values))))
+            stmt.target.name: (label, dict(zip(
+                stmt.value.incoming_blocks,
+                # a value undefined along an edge: None, where nothing is known
+                (v.name if isinstance(v, ir.Var) else None for v in stmt.value.incoming_values))))
             for label, block in state.func_ir.blocks.items()
             for stmt in block.find_insts(ir.Assign)
             if isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi"}
