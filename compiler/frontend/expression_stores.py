@@ -15,8 +15,8 @@ argument read elements it had written. NumPy evaluates the right side first.
 So, before the parfor pass, ``target[index] = <expression>`` becomes::
 
     view = target[index]
-    if <each array read has the view's extents> and <none may share the
-            view's memory at other elements>:
+    <each array read has the view's extents, else ValueError>
+    if <none may share the view's memory at other elements>:
         for index in pndindex(view.shape):           # one parfor
             view[index] = <the expression of the elements at index>
     else:                                            # as before
@@ -24,7 +24,9 @@ So, before the parfor pass, ``target[index] = <expression>`` becomes::
         <value stored into view, broadcast>
 
 where an array of lower rank is read at the view's last indices, as NumPy
-aligns it. The sharing test runs on the host (addresses, shapes, strides:
+aligns it. (Through an integer index, ``m[2, 1:4] = v * 2``, Numba's store
+broadcasts a value of one element: there other extents take the staged
+branch instead of raising.) The sharing test runs on the host (addresses, shapes, strides:
 ``reads_other_elements``) for the arrays it cannot rule out when compiling:
 an array an expression of the function made shares no memory with an
 argument or with another such array, and two names a loop swaps (Jacobi's
