@@ -225,3 +225,15 @@ def test_in_place_operators_read_their_operands_first(path, cost_model, function
     result, parfors, _ = run(function, path, make())
     np.testing.assert_array_equal(result, function(make()))
     assert parfors == 2  # the operands overlap the target: the value, then the store
+
+
+def store_through_a_one_tuple(a, b):
+    a[1:,] = b[:-1] * 2.0  # Numba's array analysis makes the view's index the slice alone
+    return a
+
+
+def test_a_store_through_a_one_tuple_index():
+    a, b = np.zeros(10), np.arange(10.0)
+    result, parfors, _ = run(store_through_a_one_tuple, "context", a, b)
+    np.testing.assert_array_equal(result, store_through_a_one_tuple(a.copy(), b))
+    assert parfors == 1
