@@ -15,23 +15,20 @@ argument read elements it had written. NumPy evaluates the right side first.
 So, before the parfor pass, ``target[index] = <expression>`` becomes::
 
     view = target[index]
+    <each array read that may share the view's memory at other elements,
+     copied first where it does: shared_operands.stage_operands>
     <each array read has the view's extents, else ValueError>
-    if <none may share the view's memory at other elements>:
-        for index in pndindex(view.shape):           # one parfor
-            view[index] = <the expression of the elements at index>
-    else:                                            # as before
-        value = <the expression>
-        <value stored into view, broadcast>
+    for index in pndindex(view.shape):               # one parfor
+        view[index] = <the expression of the elements at index>
 
 where an array of lower rank is read at the view's last indices, as NumPy
 aligns it. (Through an integer index, ``m[2, 1:4] = v * 2``, Numba's store
-broadcasts a value of one element: there other extents take the staged
-branch instead of raising.) The sharing test runs on the host (addresses, shapes, strides:
-``reads_other_elements``) for the arrays it cannot rule out when compiling:
-an array an expression of the function made shares no memory with an
-argument or with another such array, and two names a loop swaps (Jacobi's
-``grid, other = other, grid``) stay apart where they enter the loop apart
-(``distinct_arrays``). The view's own elements (``a[:] = a * 2``) may be read.
+broadcasts a value of one element: there other extents make the value whole
+first, then broadcast it.) An array an expression of the function made shares
+no memory with an argument or with another such array, and two names a loop
+swaps (Jacobi's ``grid, other = other, grid``) stay apart where they enter
+the loop apart (``distinct_arrays``): those are never checked, nor the view's
+own elements (``a[:] = a * 2``).
 """
 
 from __future__ import annotations
@@ -48,6 +45,7 @@ from numba.core.ir_utils import build_definitions, get_definition, guard, mk_uni
 from numba.core.typing import npydecl
 
 from .inplace_operators import prange_body_labels
+from .shared_operands import stage_operands, whole_view
 from .slice_assignments import (
     GLOBALS,
     STEP,
@@ -55,7 +53,6 @@ from .slice_assignments import (
     assigned_view_ndim,
     indented,
     parallel_loop,
-    spans_meet,
 )
 from .usm import empty_usm
 
@@ -71,17 +68,14 @@ def fused_store(view, {leaves}):
 {checks}
 {store}
 '''
-_LAYOUT = "{0}.ctypes.data, {0}.shape, {0}.strides, {0}.itemsize"
 _CHECK = '''
     check_extent({length}, {extent})'''
 _FUSED_LOOP = '''
     numba.parfors.parfor.init_prange()
     for index in {loop}:
         view[index] = {element}'''
-# Where an array read may share the view's memory at other elements (or has
-# other extents, where the store broadcasts): the value whole first, then
-# stored. It is read at its indices times 0 or 1, not at the loop's own, so
-# that Numba's fusion leaves the two loops apart.
+# Where the store broadcasts and an array read has other extents: the value
+# whole first, then stored, read at its indices times 0 or 1.
 _STAGED = '''
     if {apart}:{fused_loop}
     else:
@@ -95,21 +89,7 @@ def check_extent(length: int, extent: int) -> None:
                          "shape of the slice it is assigned to")
 
 
-@register_jitable
-def reads_other_elements(address, shape, strides, itemsize, other, other_shape, other_strides,
-                         other_itemsize) -> bool:
-    """Whether a loop writing one array while it reads another at the same
-    index may read an element it has written: their bytes meet, and the
-    other is not the first's very elements (same place, shape, strides).
-    Host code reads only where the arrays are and their shapes."""
-    return spans_meet(address, shape, strides, itemsize,
-                      other, other_shape, other_strides, other_itemsize) and not (
-        address == other and itemsize == other_itemsize and shape == other_shape
-        and strides == other_strides)
-
-
-_GLOBALS = {**GLOBALS, "check_extent": check_extent,
-            "reads_other_elements": reads_other_elements}
+_GLOBALS = {**GLOBALS, "check_extent": check_extent}
 
 
 # An expression tree: a leaf's position among the function's arguments, or
@@ -136,13 +116,12 @@ def _render(tree: Tree, leaf: list[str], ufuncs: dict) -> str:
 
 
 @functools.cache
-def _fused_store(view_ndim: int, ranks: tuple, tree: Tree, checked: tuple, broadcasts: bool):
+def _fused_store(view_ndim: int, ranks: tuple, tree: Tree, broadcasts: bool):
     """The function storing ``tree`` of leaves of ``ranks`` (None: a scalar)
-    into a view of ``view_ndim`` dimensions as one loop, or staged where the
-    leaves at positions ``checked`` share the view's memory at run time.
-    Leaves of other extents than the view's raise ``ValueError`` (as Numba's
-    slice assignments of slices alone require), or where the store
-    ``broadcasts`` (an integer in its index) are staged and broadcast."""
+    into a view of ``view_ndim`` dimensions as one loop. Leaves of other
+    extents than the view's raise ``ValueError`` (as Numba's slice
+    assignments of slices alone require), or where the store ``broadcasts``
+    (an integer in its index) make the value whole, then broadcast it."""
     loop, at = parallel_loop(view_ndim, "shape")
     names = [f"x{k}" for k in range(len(ranks))]
     elements, extents = [], []
@@ -154,26 +133,21 @@ def _fused_store(view_ndim: int, ranks: tuple, tree: Tree, checked: tuple, broad
         elements.append(f"{name}[index]" if rank == view_ndim else
                         f"{name}[{', '.join(at.format(d + offset) for d in range(rank))}]")
         extents += [(f"{name}.shape[{d}]", f"shape[{d + offset}]") for d in range(rank)]
-    apart = [f"not reads_other_elements({_LAYOUT.format('view')}, {_LAYOUT.format(names[k])})"
-             for k in checked]
-    checks = ""
-    if broadcasts:
-        apart = [f"{length} == {extent}" for length, extent in extents] + apart
-    else:
-        checks = "".join(_CHECK.format(length=length, extent=extent)
-                         for length, extent in extents)
     ufuncs: dict = {}
     fused_loop = _FUSED_LOOP.format(loop=loop, element=_render(tree, elements, ufuncs))
-    if apart:
+    checks = ""
+    if broadcasts and extents:
         store = STORE.format(loop=loop, source="value",
                              element="".join(f"{at.format(d)} * step{d}, "
                                              for d in range(view_ndim)))
         store = _STAGED.format(
-            apart=" and ".join(apart), fused_loop=indented(fused_loop),
-            whole=_render(tree, names, ufuncs),
+            apart=" and ".join(f"{length} == {extent}" for length, extent in extents),
+            fused_loop=indented(fused_loop), whole=_render(tree, names, ufuncs),
             steps=indented("".join(STEP.format(d=d, offset=0) for d in range(view_ndim))),
             store=indented(store))
     else:
+        checks = "".join(_CHECK.format(length=length, extent=extent)
+                         for length, extent in extents)
         store = fused_loop
     source = _FUSED_STORE.format(leaves=", ".join(names), checks=checks, store=store)
     namespace = {**_GLOBALS, **{name: ufunc for ufunc, name in ufuncs.items()}}
@@ -454,8 +428,9 @@ def _fuse(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
     broadcasts = any(isinstance(item, types.Integer)
                      for item in getattr(indices, "types", (indices,)))
     ranks = tuple(getattr(typemap[leaf.name], "ndim", None) for leaf in leaves)
-    checked = tuple(k for k, leaf in enumerate(leaves) if ranks[k] is not None
-                    and not distinct_arrays(state, stmt.target.name, leaf.name))
+    in_place = whole_view(state, stmt)  # the target read where it is written
+    shared = [leaf for rank, leaf in zip(ranks, leaves) if rank is not None and
+              leaf.name != in_place and not distinct_arrays(state, stmt.target.name, leaf.name)]
     for k in reversed(steps):
         del block.body[k]
     i -= len(steps)
@@ -470,11 +445,17 @@ def _fuse(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
     typemap[callee.name] = types.none  # never read: the call is inlined at once
     done = ir.Var(scope, mk_unique_var("$stored"), loc)
     typemap[done.name] = types.none
+    call = ir.Assign(ir.Expr.call(callee, (view, *leaves), (), loc), done, loc)
     block.body[i:i + 1] = [ir.Assign(getitem, view, loc),
-                           ir.Assign(ir.Const(None, loc), callee, loc),
-                           ir.Assign(ir.Expr.call(callee, (view, *leaves), (), loc), done, loc)]
-    inline_closure_call(state.func_ir, _GLOBALS, block, i + 2,
-                        _fused_store(ndim, ranks, expression, checked, broadcasts), typingctx,
-                        state.targetctx, (typemap[view.name], *(typemap[v.name] for v in leaves)),
+                           ir.Assign(ir.Const(None, loc), callee, loc), call]
+    if shared:
+        # copied first where they share the view's memory at other elements
+        staged = stage_operands(state, block, i + 1, view, shared, work_list)
+        call.value.args = [view, *(staged.get(leaf.name, leaf) for leaf in leaves)]
+        block = next(b for b in state.func_ir.blocks.values() if any(s is call for s in b.body))
+    inline_closure_call(state.func_ir, _GLOBALS, block,
+                        next(k for k, s in enumerate(block.body) if s is call),
+                        _fused_store(ndim, ranks, expression, broadcasts), typingctx,
+                        state.targetctx, tuple(typemap[v.name] for v in call.value.args),
                         typemap, state.calltypes, work_list)
     return True

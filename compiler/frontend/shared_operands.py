@@ -164,7 +164,7 @@ def _stage_operands(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.Static
     if not fused:
         return False
     fused.sort()
-    read_in_place = _whole_view(state, stmt)
+    read_in_place = whole_view(state, stmt)
 
     def checked(start: int) -> list[ir.Var] | None:
         """The arrays the loop reads that need a check when the copies go
@@ -202,11 +202,11 @@ def _stage_operands(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.Static
     return True
 
 
-def _insert_staging(state, block: ir.Block, start: int, target: ir.Var,
-                    reads: list[ir.Var], fused: list[ir.Stmt], work_list: list) -> None:
+def stage_operands(state, block: ir.Block, start: int, target: ir.Var,
+                   reads: list[ir.Var], work_list: list) -> dict[str, ir.Var]:
     """Insert at ``block.body[start]``, for each of ``reads``, a call making
-    it or its copy, inlined, and have the statements ``fused`` read that
-    instead."""
+    it or its copy where it shares ``target``'s memory at other elements,
+    inlined; the variables holding them, by the names of ``reads``."""
     typemap, scope = state.typemap, block.scope
     calls, staged_names = [], {}
     for var in reads:
@@ -232,6 +232,14 @@ def _insert_staging(state, block: ir.Block, start: int, target: ir.Var,
         typemap[call.target.name] = next(
             typemap[s.value.name] for b in callee_blocks.values()
             for s in b.find_insts(ir.Assign) if s.target.name == call.target.name)
+    return staged_names
+
+
+def _insert_staging(state, block: ir.Block, start: int, target: ir.Var,
+                    reads: list[ir.Var], fused: list[ir.Stmt], work_list: list) -> None:
+    """Stage ``reads`` at ``block.body[start]`` and have the statements
+    ``fused`` read what was staged instead."""
+    staged_names = stage_operands(state, block, start, target, reads, work_list)
     for fused_stmt in fused:
         expr = fused_stmt.value
         if expr.op == "binop":
@@ -243,7 +251,7 @@ def _insert_staging(state, block: ir.Block, start: int, target: ir.Var,
             expr.args = [staged_names.get(a.name, a) for a in expr.args]
 
 
-def _whole_view(state, stmt: ir.SetItem | ir.StaticSetItem) -> str | None:
+def whole_view(state, stmt: ir.SetItem | ir.StaticSetItem) -> str | None:
     """The name of ``stmt``'s target where ``stmt`` stores into all of it
     (``a[:] = ...``, ``m[:, :] = ...``): read there, the target gives the
     element being written."""
