@@ -77,7 +77,7 @@ _FUSED_LOOP = '''
 # Where the store broadcasts and an array read has other extents: the value
 # whole first, then stored, read at its indices times 0 or 1.
 _STAGED = '''
-    if {apart}:{fused_loop}
+    if {fits}:{fused_loop}
     else:
         value = {whole}{steps}{store}'''
 
@@ -141,7 +141,7 @@ def _fused_store(view_ndim: int, ranks: tuple, tree: Tree, broadcasts: bool):
                              element="".join(f"{at.format(d)} * step{d}, "
                                              for d in range(view_ndim)))
         store = _STAGED.format(
-            apart=" and ".join(f"{length} == {extent}" for length, extent in extents),
+            fits=" and ".join(f"{length} == {extent}" for length, extent in extents),
             fused_loop=indented(fused_loop), whole=_render(tree, names, ufuncs),
             steps=indented("".join(STEP.format(d=d, offset=0) for d in range(view_ndim))),
             store=indented(store))
