@@ -13,11 +13,15 @@ before it runs, so the last one printed is the one that crashed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import os
+import re
 import sys
 import tempfile
 import textwrap
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,10 +214,11 @@ def prange_programs(draw: st.DrawFn) -> Program:
     return Program(source, (a, b, out), is_float)
 
 
-def load(program: Program, directory: Path) -> object:
-    """The program's function, from a file (its source lines appear in errors)."""
-    path = directory / f"fuzz_{abs(hash(program.source)):x}.py"
-    path.write_text("import numba\nimport numpy as np\n\n" + program.source)
+def load(source: str, directory: Path) -> object:
+    """The function ``kernel`` of ``source``, from a file (its source lines
+    appear in errors)."""
+    path = directory / f"fuzz_{abs(hash(source)):x}.py"
+    path.write_text("import numba\nimport numpy as np\n\n" + source)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -239,7 +244,7 @@ def tolerance(program: Program, expected: object) -> dict[str, float]:
 def compare(program: Program, directory: Path) -> None:
     """Run ``program`` with Numba on the CPU and with xpuc on the device, each
     on its own copy of the operands; the results and every operand's base agree."""
-    kernel = load(program, directory)
+    kernel = load(program.source, directory)
     cpu_bases = [op.base.copy() for op in program.operands]
     device_bases = [op.base.copy() for op in program.operands]
     expected = numba.njit(kernel)(
@@ -261,28 +266,295 @@ def compare(program: Program, directory: Path) -> None:
         np.testing.assert_allclose(device_base, cpu_base, equal_nan=True, **tol)
 
 
+# ---- aliasing: stores whose operands share memory with their target ----------
+#
+# A program takes x and y, two views of one array, and b of another; its
+# statements store array expressions into views of x or y that read other
+# views of the same memory (shifted, reversed, strided, transposed, a row or
+# a column broadcast, the same view). The reference is the Python function run
+# by NumPy, which reads every operand as if before any element is written: a
+# race that Numba shares is a mismatch here.
+
+ALIASING_FLOAT_DTYPES = ("float64", "float32")
+# no int8/uint8: Numba types a Python int constant as int64, so an int8
+# expression overflows where NumPy's wraps (a typing difference, not aliasing)
+ALIASING_INT_DTYPES = ("int64", "int32")
+_AXIS_SLICES = (":", "1:", ":-1", "::-1", "1::2", ":-1:2")
+_VECTOR_VIEWS = ("{0}", "{0}[1:]", "{0}[:-1]", "{0}[2:]", "{0}[1:-1]", "{0}[::-1]",
+                 "{0}[1:][::-1]", "{0}[::2]", "{0}[1::2]", "{0}[:-1:2]", "{0}[::-2]",
+                 "{0}[:{0}.shape[0] // 2]", "{0}[{0}.shape[0] - {0}.shape[0] // 2:]",
+                 "{0}[:1]", "{0}[-1:]")
+_MATRIX_VIEWS = tuple(
+    [f"{{0}}[{rows}, {columns}]" for rows in _AXIS_SLICES for columns in _AXIS_SLICES]
+    + [f"{{0}}[{rows}, {columns}].T" for rows in _AXIS_SLICES for columns in _AXIS_SLICES]
+    + ["{0}", "{0}.T", "{0}[:1]", "{0}[:, :1]", "{0}[-1:, ::-1]"])
+# a row or a column: an index of an empty axis is out of bounds
+_MATRIX_LINES = ("{0}[0]", "{0}[-1]", "{0}[:, 0]", "{0}[:, -1]")
+_INPLACE = ("+=", "-=", "*=")
+
+
+def views(name: str, shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    """Views of an array ``name`` of ``shape``, as source, with their shapes."""
+    if len(shape) == 1:
+        patterns = _VECTOR_VIEWS
+    else:
+        patterns = _MATRIX_VIEWS + (_MATRIX_LINES if min(shape) > 0 else ())
+    probe = {"probe": np.empty(shape)}
+    return {pattern.format(name): eval(pattern.format("probe"), probe).shape  # noqa: S307
+            for pattern in patterns}
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...], stretch: bool) -> bool:
+    """Whether an array of ``shape`` broadcasts to ``target``: by rank only
+    (a row over a matrix), or with ``stretch`` also an extent of 1 over a
+    longer one, which NumPy does and a slice store does, but Numba's
+    parallel array expressions assert equal instead (SPEC rule 9's size
+    checks)."""
+    if len(shape) > len(target):
+        return False
+    aligned = target[len(target) - len(shape):]
+    return all(n == m or stretch and n == 1 for n, m in zip(shape, aligned))
+
+
+def _assignable(view: str) -> str:
+    """``view`` as the target of an assignment (``x.T`` is not one)."""
+    return view if view.endswith("]") else view + "[:]"
+
+
+@st.composite
+def aliasing_statements(draw: st.DrawFn, names: tuple[str, ...], written: tuple[str, ...],
+                        shape: tuple[int, ...], is_float: bool) -> str:
+    """One store into a view of one of ``written``: an in-place operator, a
+    slice assignment or a ufunc's ``out=``, of an expression over views of
+    ``names`` that broadcast to the target."""
+    name = draw(st.sampled_from(written))
+    target, target_shape = draw(st.sampled_from(sorted(views(name, shape).items())))
+    # operands mostly of the target's own array
+    sources = (name,) * 2 + names
+    leaves = {stretch: tuple(sorted({view for source in sources
+                                     for view, extents in views(source, shape).items()
+                                     if _broadcasts_to(extents, target_shape, stretch)}))
+              for stretch in (False, True)}
+    chosen = tuple(draw(st.lists(st.sampled_from(leaves[False]), min_size=1, max_size=3)))
+    # a view alone (``x[1:] += x[:-1]``) or an operation on one
+    value = draw(st.sampled_from(chosen) | operations(chosen, is_float))
+    form = draw(st.sampled_from(("inplace", "store", "out", "stretched store")))
+    if form == "stretched store":  # x[1:] = x[:1]
+        return f"{_assignable(target)} = {draw(st.sampled_from(leaves[True]))}"
+    if form == "inplace":
+        operator = draw(st.sampled_from(_INPLACE + (("/=",) if is_float else ())))
+        return f"{_assignable(target) if '.T' in target else target} {operator} {value}"
+    if form == "store":
+        return f"{_assignable(target)} = {value}"
+    ufunc = draw(st.sampled_from(("np.add", "np.subtract", "np.multiply", "np.maximum")))
+    return f"{ufunc}({draw(st.sampled_from(chosen))}, {value}, out={target})"
+
+
+@dataclass
+class AliasingProgram:
+    """A function ``kernel(x, y, b)`` and its arguments: x and y views
+    (``keys``, y maybe transposed) of ``bases[0]``, b all of ``bases[1]``;
+    the USM type of their dpnp copies."""
+
+    source: str
+    bases: tuple[np.ndarray, np.ndarray]
+    keys: tuple[tuple[slice, ...], tuple[slice, ...]]
+    y_transposed: bool
+    is_float: bool
+    usm_type: str
+
+    def arguments(self, bases: tuple) -> tuple:
+        x, y = bases[0][self.keys[0]], bases[0][self.keys[1]]
+        return x, (y.T if self.y_transposed else y), bases[1]
+
+    def __str__(self) -> str:
+        transposed = ".T" if self.y_transposed else ""
+        x, y = (", ".join(f"{k.start}:{'' if k.stop is None else k.stop}:{k.step or 1}"
+                          for k in key) for key in self.keys)
+        return (f"{self.source}# shared = {self.bases[0].dtype} {self.bases[0].shape}, "
+                f"x = shared[{x}], y = shared[{y}]{transposed}, "
+                f"b = {self.bases[1].dtype} {self.bases[1].shape}, usm_type={self.usm_type}")
+
+
+def _window(offset: int, length: int, backwards: bool) -> slice:
+    """``length`` elements from ``offset`` on, maybe walked backwards."""
+    if not backwards or not length:  # (a stop before 0 would wrap around)
+        return slice(offset, offset + length)
+    return slice(offset + length - 1, offset - 1 if offset else None, -1)
+
+
+def _aliasing_shapes() -> st.SearchStrategy:
+    """Sizes on both sides of the cost model's threshold (thousands of
+    elements on opencl:cpu), 2-D ones often square so that a transpose fits."""
+    length = st.integers(0, 40) | st.sampled_from((63, 64, 65, 1000, 30000))
+    side = st.integers(0, 9) | st.sampled_from((33, 200))
+    return st.tuples(length) | st.tuples(side, side) | st.tuples(side).map(lambda t: t * 2)
+
+
+@st.composite
+def _shared_views(draw: st.DrawFn, shape: tuple[int, ...], in_prange: bool
+                  ) -> tuple[tuple[int, ...], list[tuple[slice, ...]], bool]:
+    """The shared array's shape and the keys of x and y in it, and whether y
+    is transposed. A prange loop's y meets x only where the iteration that
+    writes an element reads it (another row would be a race in the program):
+    in 1-D, x itself, the other half or the other elements; in 2-D, the
+    same row, maybe shifted or reversed."""
+    if in_prange and len(shape) == 1:
+        n = shape[0]
+        layout = draw(st.sampled_from(("same", "halves", "interleaved")))
+        keys = {"same": [(slice(0, n),)] * 2,
+                "halves": [(slice(0, n),), (slice(n, 2 * n),)],
+                "interleaved": [(slice(0, 2 * n, 2),), (slice(1, 2 * n, 2),)]}[layout]
+        return (n if layout == "same" else 2 * n,), keys, False
+    fixed_rows = in_prange  # each iteration owns its row
+    margins = tuple(0 if fixed_rows and axis == 0 else draw(st.integers(0, 2))
+                    for axis in range(len(shape)))
+    keys = [tuple(_window(draw(st.integers(0, margin)), n,
+                          not (fixed_rows and axis == 0) and draw(st.booleans()))
+                  for axis, (n, margin) in enumerate(zip(shape, margins)))
+            for _ in range(2)]
+    square = len(shape) == 2 and shape[0] == shape[1]
+    y_transposed = square and not in_prange and draw(st.booleans())
+    return tuple(n + margin for n, margin in zip(shape, margins)), keys, y_transposed
+
+
+@st.composite
+def aliasing_programs(draw: st.DrawFn) -> AliasingProgram:
+    """One to three stores in host code (array expressions), or a prange
+    loop storing at its own index: element ``i`` of x from x, y and b at
+    ``i``, or, for 2-D operands, a store into a view of row ``i`` of x from
+    views of that row and of row ``i`` of y and b."""
+    is_float = draw(st.booleans())
+    dtypes = ALIASING_FLOAT_DTYPES if is_float else ALIASING_INT_DTYPES
+    shape = draw(_aliasing_shapes())
+    in_prange = draw(st.booleans())
+    shared_shape, keys, y_transposed = draw(_shared_views(shape, in_prange))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    bases = []
+    for base_shape in (shared_shape, shape):
+        values = (rng.uniform(-4, 4, base_shape) if is_float
+                  else rng.integers(-20, 20, base_shape))
+        bases.append(values.astype(draw(st.sampled_from(dtypes))))
+    if not in_prange:
+        body = draw(st.lists(aliasing_statements(("x", "y", "b"), ("x", "y"), shape, is_float),
+                             min_size=1, max_size=3))
+    elif len(shape) == 1:
+        body = ["for i in numba.prange(x.shape[0]):",
+                f"    x[i] = {draw(operations(('x[i]', 'y[i]', 'b[i]'), is_float))}"]
+    else:
+        store = draw(aliasing_statements(("row", "other", "third"), ("row",), shape[1:],
+                                         is_float))
+        body = ["for i in numba.prange(x.shape[0]):", "    row = x[i]", "    other = y[i]",
+                "    third = b[i]", f"    {store}"]
+    source = "def kernel(x, y, b):\n" + "".join(f"    {line}\n" for line in body)
+    return AliasingProgram(source, tuple(bases), tuple(keys), y_transposed, is_float,
+                           draw(st.sampled_from(("shared", "device"))))
+
+
+HOST_PARFOR_MAX = "XPUC_HOST_PARFOR_MAX"
+# what the calls did: some parfor launched as a kernel, all on the host (the
+# cost model), or refused at compile time
+ALIASING_OUTCOMES = {"kernels": 0, "host": 0, "refused": 0}
+
+
+@contextlib.contextmanager
+def host_parfor_max(value: str | None) -> Iterator[None]:
+    """The cost model's threshold set to ``value`` (``None``: the device's own)."""
+    def set_threshold(setting: str | None) -> None:
+        if setting is None:
+            os.environ.pop(HOST_PARFOR_MAX, None)
+        else:
+            os.environ[HOST_PARFOR_MAX] = setting
+
+    before = os.environ.get(HOST_PARFOR_MAX)
+    set_threshold(value)
+    try:
+        yield
+    finally:
+        set_threshold(before)
+
+
+def run_aliasing(program: AliasingProgram, directory: Path) -> None:
+    """Run ``program`` with NumPy (the reference) and with xpuc on NumPy
+    arrays in a device context and on dpnp arrays, each with the cost model
+    on (tiny parfors on the host) and off (every parfor a kernel); every array
+    agrees with NumPy's afterwards. A refusal must be xpuc's, naming the
+    program's line."""
+    import dpnp
+
+    kernel = load(program.source, directory)
+    expected = [base.copy() for base in program.bases]
+    with np.errstate(all="ignore"):
+        kernel(*program.arguments(expected))
+    function = xpuc.jit(kernel)
+    tol = {"rtol": 0, "atol": 0}
+    if program.is_float:
+        eps = max(np.finfo(base.dtype).eps for base in program.bases)
+        finite = [np.abs(base[np.isfinite(base)]).max(initial=1.0) for base in expected]
+        tol = {"rtol": 64 * eps, "atol": 64 * eps * float(max(finite))}
+    for library in ("numpy", "dpnp"):
+        for threshold in (None, "0"):
+            if library == "numpy":
+                bases = [base.copy() for base in program.bases]
+            else:
+                bases = [dpnp.asarray(base, device=DEVICE, usm_type=program.usm_type)
+                         for base in program.bases]
+            xpuc.reset_stats()
+            try:
+                with host_parfor_max(threshold), xpuc.device_context(DEVICE):
+                    function(*program.arguments(bases))
+            except xpuc.UnsupportedError as error:
+                assert re.match(rf"{re.escape(str(directory))}/fuzz_\w+\.py:\d+: ", str(error)), \
+                    f"a refusal that does not name the program's line: {error}"
+                print(f"refused: {error}", flush=True)
+                ALIASING_OUTCOMES["refused"] += 1
+                return
+            stats = xpuc.stats()
+            assert stats["usm_allocs"] == stats["usm_frees"], stats
+            ALIASING_OUTCOMES["kernels" if stats["kernel_launches"] else "host"] += 1
+            for name, want, got in zip(("shared", "b"), expected, bases):
+                np.testing.assert_allclose(
+                    got if library == "numpy" else dpnp.asnumpy(got), want, equal_nan=True,
+                    **tol, err_msg=f"{name} differs from NumPy's on {library} arrays, "
+                                   f"{HOST_PARFOR_MAX}={threshold or 'unset'}")
+
+
 PROGRAMS = {
     "elementwise": elementwise_programs(),
     "reduction": reduction_programs(),
     "prange": prange_programs(),
+    "aliasing": aliasing_programs(),
 }
+CHECKS = {"aliasing": run_aliasing}
 
 
-def fuzz(kind: str, examples: int, seed: int | None, directory: Path) -> None:
-    """Compare ``examples`` programs of ``kind``; raise on the first (shrunk) mismatch."""
+def fuzz(kind: str, examples: int, seed: int | None, directory: Path,
+         keep_going: bool = False) -> int:
+    """Compare ``examples`` programs of ``kind``; raise on the first (shrunk)
+    mismatch, or with ``keep_going`` print each mismatch, unshrunk, and
+    return how many there were."""
+    failures = 0
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=seed is None,
               suppress_health_check=list(HealthCheck), print_blob=True)
     @given(PROGRAMS[kind])
     def check(program: Program) -> None:
+        nonlocal failures
         print(f"--- {kind}\n{program}", flush=True)
-        compare(program, directory)
+        try:
+            CHECKS.get(kind, compare)(program, directory)
+        except Exception as error:
+            if not keep_going:
+                raise
+            failures += 1
+            print(f"FAILED: {type(error).__name__}: {str(error)[:2000]}", flush=True)
 
     if seed is not None:
         from hypothesis import seed as with_seed
 
         check = with_seed(seed)(check)
     check()
+    return failures
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -291,13 +563,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=None,
                         help="random seed (default: derandomized, the same programs each run)")
     parser.add_argument("--kind", choices=sorted(PROGRAMS), action="append")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="print each mismatch (not shrunk) and go on to the next program")
     options = parser.parse_args(argv)
     # Numba's notes on loops it did not parallelize, once per program: noise here
     warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+    failures = 0
     with tempfile.TemporaryDirectory(prefix="xpuc-fuzz-") as directory:
         sys.path.insert(0, directory)
         for kind in options.kind or sorted(PROGRAMS):
-            fuzz(kind, options.examples, options.seed, Path(directory))
+            failures += fuzz(kind, options.examples, options.seed, Path(directory),
+                             options.keep_going)
+    if "aliasing" in (options.kind or PROGRAMS):
+        print(f"aliasing calls: {ALIASING_OUTCOMES}")
+    if failures:
+        sys.exit(f"fuzz: {failures} programs differ")
     print("fuzz: all programs agree")
 
 

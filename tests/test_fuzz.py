@@ -1,9 +1,10 @@
 """The differential fuzzer (tests/fuzz_programs.py) in a bounded run, and a
 regression test for each bug it found.
 
-The bounded run compares a fixed (derandomized) set of programs per kind,
-about 90 s in all, in a subprocess so that a crash fails this test with the
-program that caused it. More on demand:
+The bounded runs compare a fixed (derandomized) set of programs per kind,
+about 90 s for the kinds compared with Numba and 60 s for the aliasing kind
+(compared with NumPy), each in a subprocess so that a crash fails its test
+with the program that caused it. More on demand:
 ``python tests/fuzz_programs.py --examples 2000 --seed $RANDOM``.
 """
 
@@ -21,11 +22,19 @@ from device_support import offload
 import xpuc
 
 CI_EXAMPLES = int(os.environ.get("XPUC_FUZZ_EXAMPLES", "50"))
+# an aliasing program is compiled twice and called four times (NumPy and dpnp
+# arrays, each with the cost model on and off)
+CI_ALIASING_EXAMPLES = int(os.environ.get("XPUC_FUZZ_ALIASING_EXAMPLES", "12"))
 
 
-def test_bounded_fuzz_run():
+@pytest.mark.parametrize("kinds, examples", [
+    (("elementwise", "reduction", "prange"), CI_EXAMPLES),
+    (("aliasing",), CI_ALIASING_EXAMPLES),
+], ids=["against-numba", "aliasing"])
+def test_bounded_fuzz_run(kinds, examples):
     fuzzer = Path(__file__).with_name("fuzz_programs.py")
-    result = subprocess.run([sys.executable, fuzzer, "--examples", str(CI_EXAMPLES)],
+    kind_options = [option for kind in kinds for option in ("--kind", kind)]
+    result = subprocess.run([sys.executable, fuzzer, "--examples", str(examples), *kind_options],
                             capture_output=True, text=True, timeout=900)
     if result.returncode != 0:
         # the last program printed is the one that failed (or crashed), shrunk
