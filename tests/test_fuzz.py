@@ -17,7 +17,7 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
-from device_support import offload
+from device_support import DEVICE, offload
 
 import xpuc
 
@@ -122,3 +122,42 @@ def test_rounding_an_integer_is_the_identity():
     np.testing.assert_array_equal(out, expected)
     np.testing.assert_array_equal(offload(xpuc.jit(lambda a: np.floor(a) - np.ceil(a)), a),
                                   np.zeros(10, dtype=np.int64))
+
+
+def _reverse_scaled(a, b):
+    a[::-1] = b * 2
+
+
+def _odd_from_even(a, b):
+    a[1::2] = a[::2][: a.shape[0] // 2] + 1
+
+
+def _reverse_own_doubled(a, b):
+    a[::-1] = a * 2
+
+
+def _odd_rows_from_even_rows(m, b):
+    m[1::2, :] = m[:-1:2, :] * 2
+
+
+def _columns_reversed_plus(m, b):
+    m[:, ::-1] = m + b
+
+
+@pytest.mark.parametrize("store, shape", [
+    (_reverse_scaled, (10,)), (_odd_from_even, (11,)), (_reverse_own_doubled, (9,)),
+    (_odd_rows_from_even_rows, (7, 5)), (_columns_reversed_plus, (4, 6)),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_store_into_a_stepped_slice_offloads_and_reads_old_values(store, shape):
+    """``a[::-1] = b * 2``, ``m[1::2, :] = ...``: Numba's parfor pass leaves a
+    store through a slice with a step to host code (its array analysis does
+    not size the view), which a usm_type="device" array refused; it is the
+    loop over the view that other host stores are, reading what the right
+    side computed before any element is written."""
+    dpnp = pytest.importorskip("dpnp")
+    a, b = np.arange(np.prod(shape), dtype=np.float64).reshape(shape), np.ones(shape)
+    expected = a.copy()
+    store(expected, b)
+    got = dpnp.asarray(a, device=DEVICE, usm_type="device")
+    xpuc.jit(store)(got, dpnp.asarray(b, device=DEVICE, usm_type="device"))
+    np.testing.assert_array_equal(dpnp.asnumpy(got), expected)

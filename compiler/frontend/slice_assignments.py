@@ -1,7 +1,8 @@
 """Slice assignments Numba leaves to host code (``m[:] = v`` of a matrix,
 ``mean[:] = np.sum(x, axis=0) / n``, ``m[0] = 1.0``), offloaded: Numba's
 parfor pass makes a parfor of ``a[index] = b`` only when ``index`` is a slice
-of every dimension of ``a`` and ``b`` a scalar or an array of ``a``'s rank; it
+without a step of every dimension of ``a`` and ``b`` a scalar or an array of
+``a``'s rank; it
 leaves any other to host code, which cannot reach the elements of a
 ``usm_type="device"`` array. In an offload build:
 
@@ -170,11 +171,18 @@ def assigned_view_ndim(target: types.Type, index: types.Type, value: types.Type,
     # Numba's parfor pass takes the stores through slices of every dimension
     # of a scalar, or of an array of the view's rank (with an integer in the
     # index, its array analysis compares the value's lengths with the wrong
-    # dimensions of the array)
+    # dimensions of the array), unless a slice has a step: its array analysis
+    # does not size ``x[::2]`` or ``x[::-1]``, and the store stays host code
     if not numbas_too and sliced == len(indices) == target.ndim and (
-            not isinstance(value, types.Array) or value.ndim == sliced):
+            not isinstance(value, types.Array) or value.ndim == sliced) \
+            and not _has_step(indices):
         return None
     return view_ndim if getattr(value, "ndim", 0) <= view_ndim else None
+
+
+def _has_step(indices: tuple[types.Type, ...]) -> bool:
+    """Whether a slice among ``indices`` has a step (``x[::2]``, ``x[::-1]``)."""
+    return any(isinstance(i, types.SliceType) and i.has_step for i in indices)
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -260,6 +268,8 @@ def _slice_every_dimension(state, block: ir.Block, i: int,
     view_ndim = assigned_view_ndim(target_type, index_type, value_type)
     if view_ndim != target_type.ndim or getattr(value_type, "ndim", view_ndim) != view_ndim:
         return False
+    if _has_step(index_type.types if isinstance(index_type, types.BaseTuple) else (index_type,)):
+        return False  # Numba's parfor pass leaves it to host code all the same
     if isinstance(index_type, types.SliceType):
         slices = [index]
     else:
