@@ -24,7 +24,7 @@ import xpuc
 CI_EXAMPLES = int(os.environ.get("XPUC_FUZZ_EXAMPLES", "50"))
 # an aliasing program is compiled twice and called four times (NumPy and dpnp
 # arrays, each with the cost model on and off)
-CI_ALIASING_EXAMPLES = int(os.environ.get("XPUC_FUZZ_ALIASING_EXAMPLES", "12"))
+CI_ALIASING_EXAMPLES = int(os.environ.get("XPUC_FUZZ_ALIASING_EXAMPLES", "10"))
 
 
 @pytest.mark.parametrize("kinds, examples", [
