@@ -41,10 +41,9 @@ from numba.core import ir, types, utils
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.extending import register_jitable
 from numba.core.inline_closurecall import inline_closure_call
-from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
+from numba.core.ir_utils import get_definition, guard, mk_unique_var
 from numba.core.typing import npydecl
 
-from .inplace_operators import prange_body_labels
 from .shared_operands import stage_operands, whole_view
 from .slice_assignments import (
     GLOBALS,
@@ -53,6 +52,7 @@ from .slice_assignments import (
     assigned_view_ndim,
     indented,
     parallel_loop,
+    rewrite_host_stores,
 )
 from .usm import empty_usm
 
@@ -310,20 +310,7 @@ class FuseExpressionStores(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state) -> bool:
-        in_prange = prange_body_labels(state.func_ir, state.typemap)
-        work_list = [(label, block) for label, block in state.func_ir.blocks.items()
-                     if label not in in_prange]
-        changed = False
-        while work_list:
-            label, block = work_list.pop()
-            for i, stmt in enumerate(block.body):
-                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and \
-                        _fuse(state, block, i, stmt, work_list):
-                    changed = True
-                    break  # the block changed: what is left of it is on the work list
-        if changed:
-            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
-        return changed
+        return rewrite_host_stores(state, _fuse)
 
 
 def _uses(func_ir: ir.FunctionIR) -> dict[str, int]:

@@ -29,10 +29,16 @@ from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.extending import register_jitable
 from numba.core.inline_closurecall import inline_closure_call
-from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
+from numba.core.ir_utils import get_definition, guard, mk_unique_var
 
-from .inplace_operators import prange_body_labels
-from .slice_assignments import GLOBALS, computed_here, is_ufunc_call, parallel_loop, spans_meet
+from .slice_assignments import (
+    GLOBALS,
+    computed_here,
+    is_ufunc_call,
+    parallel_loop,
+    rewrite_host_stores,
+    spans_meet,
+)
 
 
 @register_jitable
@@ -103,23 +109,17 @@ class StageSharedOperands(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state) -> bool:
-        in_prange = prange_body_labels(state.func_ir, state.typemap)
-        work_list = [(label, block) for label, block in state.func_ir.blocks.items()
-                     if label not in in_prange]
-        done = set()  # the stores already seen (a split moves a store to a new block)
-        changed = False
-        while work_list:
-            label, block = work_list.pop()
-            for i, stmt in enumerate(block.body):
-                if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) or id(stmt) in done:
-                    continue
-                done.add(id(stmt))
-                if _stage_operands(state, block, i, stmt, work_list):
-                    changed = True
-                    break  # the block was split: its rest is on the work list
-        if changed:
-            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
-        return changed
+        # a split moves the store to a new block, visited again: each once
+        done: dict[int, ir.Stmt] = {}  # the stmt kept, so that its id stays its own
+
+        def stage_once(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
+                       work_list: list) -> bool:
+            if id(stmt) in done:
+                return False
+            done[id(stmt)] = stmt
+            return _stage_operands(state, block, i, stmt, work_list)
+
+        return rewrite_host_stores(state, stage_once)
 
 
 def _is_elementwise(state, stmt: ir.Stmt) -> bool:

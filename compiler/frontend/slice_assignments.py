@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -195,29 +196,48 @@ class BroadcastSliceAssignments(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state) -> bool:
-        in_prange = prange_body_labels(state.func_ir, state.typemap)
-        work_list = [(label, block) for label, block in state.func_ir.blocks.items()
-                     if label not in in_prange]
-        changed = False
-        while work_list:
-            label, block = work_list.pop()
-            for i, stmt in enumerate(block.body):
-                if not (isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
-                        and isinstance(state.typemap[stmt.target.name], types.Array)):
-                    continue  # a store into a list or a dict is not a slice assignment
-                if not computed_here(state, stmt.value):
-                    # Numba's parfor of such a store would read what it wrote
-                    if not _inline_broadcast(state, block, i, stmt, work_list, staged=True):
-                        continue
-                elif _slice_every_dimension(state, block, i, stmt):
-                    work_list.append((label, block))  # the rest of the block, again
-                elif not _inline_broadcast(state, block, i, stmt, work_list, staged=False):
-                    continue
+        return rewrite_host_stores(state, _broadcast_or_slice)
+
+
+def _broadcast_or_slice(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
+                        work_list: list) -> bool:
+    """Rewrite ``stmt`` (at ``block.body[i]``) as BroadcastSliceAssignments
+    does; whether it was."""
+    if not computed_here(state, stmt.value):
+        # Numba's parfor of such a store would read what it wrote
+        return _inline_broadcast(state, block, i, stmt, work_list, staged=True)
+    if _slice_every_dimension(state, block, i, stmt):
+        work_list.append((None, block))  # the rest of the block, again
+        return True
+    return _inline_broadcast(state, block, i, stmt, work_list, staged=False)
+
+
+# rewrite(state, block, i, store, work_list) -> whether it rewrote the store
+StoreRewrite = Callable[..., bool]
+
+
+def rewrite_host_stores(state, rewrite: StoreRewrite) -> bool:
+    """Offer ``rewrite`` each store into an array in host code (not in a
+    prange body): ``rewrite(state, block, i, store, work_list)`` changes
+    ``block`` around ``block.body[i]`` or returns False, and puts what is
+    left to visit on ``work_list`` (``(label, block)`` pairs, as Numba's
+    inline_closure_call adds them; the label is not read). Whether any store
+    was rewritten; the function's definitions are rebuilt if so."""
+    in_prange = prange_body_labels(state.func_ir, state.typemap)
+    work_list = [(label, block) for label, block in state.func_ir.blocks.items()
+                 if label not in in_prange]
+    changed = False
+    while work_list:
+        _, block = work_list.pop()
+        for i, stmt in enumerate(block.body):
+            if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) \
+                    and isinstance(state.typemap[stmt.target.name], types.Array) \
+                    and rewrite(state, block, i, stmt, work_list):
                 changed = True
                 break  # the block changed: what is left of it is on the work list
-        if changed:
-            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
-        return changed
+    if changed:
+        state.func_ir._definitions = build_definitions(state.func_ir.blocks)
+    return changed
 
 
 # what makes a new array: a value of one of these shares no memory with the
