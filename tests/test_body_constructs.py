@@ -455,27 +455,52 @@ def convolution(input, weights):  # dpbench's conv2d and lenet
     return output
 
 
-def test_copy_reshape_broadcast_and_sums_along_axes_in_a_body():
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_copy_reshape_broadcast_and_sums_along_axes_in_a_body(inputs):
     """conv2d's window: ``.copy()`` of a view, ``np.reshape``, a broadcasting
     product and ``np.sum(..., axis=1)`` three times, none of them held in
-    memory, each element computed where the slice store reads it."""
+    memory, each element computed where the slice store reads it. On USM
+    arrays too, where ``np.sum`` along an axis in host code is xpuc's
+    parallel loop (numpy_functions.py): in a body it stays NumPy's function."""
     rng = np.random.default_rng(5)
     check_offloaded(convolution, rng.random((2, 7, 6, 3), dtype=np.float32),
-                    rng.random((3, 3, 3, 4), dtype=np.float32), inputs="numpy", rtol=1e-5)
+                    rng.random((3, 3, 3, 4), dtype=np.float32), inputs=inputs, rtol=1e-5)
 
 
-def test_sum_along_an_axis_of_dpnp_arrays_in_a_body_is_refused_at_its_line():
-    """On USM arrays, ``np.sum(x, axis=k)`` is xpuc's parallel loop, inlined
-    (numpy_functions.py), which a body cannot run: refused at the user's line."""
-    rng = np.random.default_rng(5)
-    values = [dpnp.asarray(rng.random(shape, dtype=np.float32), device=DEVICE)
-              for shape in ((2, 7, 6, 3), (3, 3, 3, 4))]
-    with pytest.raises(xpuc.UnsupportedError) as refusal:
-        xpuc.jit(convolution)(*values)
-    line = convolution.__code__.co_firstlineno + 11
-    assert str(refusal.value) == (
-        f"{__file__}:{line}: np.sum(...) cannot be offloaded: its implementation is a parallel "
-        "loop (a prange), which a parfor body cannot run; write it as a serial loop in the body")
+@pytest.mark.parametrize("usm_type", ["shared", "host"])
+def test_sums_along_axes_in_a_body_of_arrays_the_host_reads(usm_type):
+    """A parfor over arrays the host can read may run on the host (SPEC rule
+    13), but Numba cannot lower the body's ``np.sum(x, axis=k)`` of USM
+    arrays: that parfor always launches, tiny or not."""
+    rng = np.random.default_rng(6)
+    for shapes in (((2, 7, 6, 3), (3, 3, 3, 4)), ((1, 2, 2, 1), (2, 2, 1, 1))):
+        values = [rng.random(shape, dtype=np.float32) for shape in shapes]
+        xpuc.reset_stats()
+        result = xpuc.jit(convolution)(*(dpnp.asarray(v, device=DEVICE, usm_type=usm_type)
+                                         for v in values))
+        assert xpuc.stats()["kernel_launches"] > 0
+        np.testing.assert_allclose(dpnp.asnumpy(result), convolution(*values), rtol=1e-5)
+
+
+jitted_convolution = xpuc.jit(convolution)
+
+
+def padded_convolutions(input, first, second):  # dpbench's resnet, reduced
+    padded = np.zeros((input.shape[0], input.shape[1] + 2, input.shape[2] + 2, first.shape[3]))
+    padded[:, 1:-1, 1:-1, :] = jitted_convolution(input, first)
+    return jitted_convolution(padded, second)
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_convolution_of_a_padded_convolution(inputs):
+    """The second convolution's store ``output[:, i, j, :] = ...`` is
+    compared with a length array analysis computes in the body (the slice of
+    a whole dimension, ``wrap_index(n, n) - 0``), which is that dimension: the
+    host compares it before the launch."""
+    rng = np.random.default_rng(7)
+    check_offloaded(padded_convolutions, rng.random((2, 5, 4, 3), dtype=np.float32),
+                    rng.random((1, 1, 3, 4), dtype=np.float32),
+                    rng.random((3, 3, 4, 2), dtype=np.float32), inputs=inputs, rtol=1e-5)
 
 
 def symmetric_update(alpha, beta, C, A, B):  # dpbench's symm

@@ -443,8 +443,8 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1
     # copied before translation, which must see the parfor as Numba made it
-    host_twin = (host_parfors.sequential_copy(parfor, fndesc.calltypes)
-                 if host_parfors.can_run_on_host(parfor, fndesc.typemap) else None)
+    on_host = host_parfors.can_run_on_host(parfor, fndesc.typemap, fndesc.calltypes)
+    host_twin = host_parfors.sequential_copy(parfor, fndesc.calltypes) if on_host else None
     with refused_as_user_code(parfor.loc), arguments_of(lowerer.func_ir):
         kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
                                   kernel_name(fndesc.qualname, ordinal), offload.target)

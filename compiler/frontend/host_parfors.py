@@ -25,6 +25,7 @@ from numba.parfors.parfor import (
 )
 
 from .host_access import HostAccess
+from .numpy_functions import host_code_only
 from .runtime_calls import I32, I64, call_runtime
 from .translation import ArrayUse
 from .usm import DeviceUSMArray, USMArray
@@ -41,18 +42,25 @@ NS_PER_CALL = 20
 INNER_LOOP_TRIPS = 16
 
 
-def can_run_on_host(parfor: Parfor, typemap: dict) -> bool:
+def can_run_on_host(parfor: Parfor, typemap: dict, calltypes: dict) -> bool:
     """Whether the host may run ``parfor`` as Numba's sequential loop: it can
-    read every array the parfor uses (none is a usm_type="device" array), and
-    no loop of it is a 1-D ``pndindex``, whose body's calls take the index as
+    read every array the parfor uses (none is a usm_type="device" array), no
+    loop of it is a 1-D ``pndindex``, whose body's calls take the index as
     a 1-tuple while the loop gives an integer (Numba's own threads type the
-    body again; its sequential lowering does not)."""
+    body again; its sequential lowering does not), and its body calls none
+    of the overloads xpuc inlines in host code only (``np.sum(x, axis=k)``
+    of a USM array, which the body computes where read)."""
+    loops = (parfor, *_nested_parfors(parfor))
     one_d_pndindex = any(
         len(p.loop_nests) == 1 and any(pattern[:2] == ("prange", "pndindex")
                                        for pattern in p.patterns if isinstance(pattern, tuple))
-        for p in (parfor, *_nested_parfors(parfor)))
-    return not one_d_pndindex and not any(isinstance(typemap.get(var.name), DeviceUSMArray)
-                                          for var in parfor.list_vars())
+        for p in loops)
+    calls = [stmt.value for p in loops for block in p.loop_body.values()
+             for stmt in block.find_insts(ir.Assign)
+             if isinstance(stmt.value, ir.Expr) and stmt.value.op == "call"]
+    return not one_d_pndindex and not any(
+        host_code_only(typemap[call.func.name], calltypes[call]) for call in calls) and not any(
+        isinstance(typemap.get(var.name), DeviceUSMArray) for var in parfor.list_vars())
 
 
 def iteration_cost(parfor: Parfor) -> int:

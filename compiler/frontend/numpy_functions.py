@@ -5,7 +5,8 @@ makes parfors, as Numba's own parallel ``np.sum(a)`` and ``np.dot`` are.
 
 - ``np.sum``, ``np.prod``, ``np.min``, ``np.max``, ``np.mean`` with a constant
   ``axis``, of a C-contiguous array, and the methods of those names: one
-  work-item per element of the result;
+  work-item per element of the result. In a prange body ``np.sum`` and
+  ``np.prod`` stay NumPy's calls, the body's own (rules/computed_arrays.py);
 - ``np.where(condition, x, y)`` and ``np.clip(a, a_min, a_max)`` of C-contiguous
   arrays of one shape and scalars;
 - ``np.dot`` of two vectors, a reduction (Numba's own types it only with SciPy,
@@ -34,12 +35,53 @@ import numba
 import numpy as np
 from numba.core import ir, types
 from numba.core.cgutils import is_nonelike
+from numba.core.compiler_machinery import register_pass
 from numba.core.extending import overload, overload_method, register_jitable
+from numba.core.typed_passes import InlineOverloads
 from numba.np import numpy_support
 from numba.parfors.array_analysis import ArrayAnalysis
 
 from .inplace_operators import prange_body_labels
 from .usm import USMArray, coerced_class, empty_usm
+
+# ---- where the overloads are inlined -------------------------------------------------
+
+# The overloads below that a prange body computes otherwise: inlined in host
+# code only, where their implementation is a parallel loop making an array.
+# In a body the call stays the NumPy function's, which the body's rules
+# compute where it is read (rules/computed_arrays.py). Numba's inline cost
+# model cannot say so: typing an overload that has one drops its keyword and
+# literal arguments (the axis).
+HOST_CODE_ONLY: set = set()
+
+
+def host_code_only(func_type: types.Type, signature) -> bool:
+    """Whether a call of ``func_type`` typed ``signature`` resolved to one of
+    ``HOST_CODE_ONLY``'s overloads (left a call in a prange body, it has no
+    implementation Numba can lower)."""
+    return any(getattr(template, "_overload_func", None) in HOST_CODE_ONLY
+               and signature.args in template._inline_overloads
+               for template in getattr(func_type, "templates", ()))
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class InlineOverloadsOutsideBodies(InlineOverloads):
+    """Numba's inlining of overloads, less ``HOST_CODE_ONLY``'s in prange bodies."""
+
+    _name = "xpuc_inline_overloads"
+
+    def run_pass(self, state) -> bool:
+        in_prange = prange_body_labels(state.func_ir, state.typemap)
+        self._in_bodies = {id(stmt.value) for label in in_prange
+                           for stmt in state.func_ir.blocks[label].find_insts(ir.Assign)}
+        return super().run_pass(state)
+
+    def _do_work_expr(self, state, work_list, block, i, expr, inline_worker) -> bool:
+        if id(expr) in self._in_bodies and expr.op == "call" and host_code_only(
+                state.typemap[expr.func.name], state.calltypes[expr]):
+            return False
+        return super()._do_work_expr(state, work_list, block, i, expr, inline_worker)
+
 
 # ---- reductions along an axis --------------------------------------------------
 
@@ -53,6 +95,8 @@ _REDUCTIONS = {
     "max": ("column[0]", "x if x > s or x != x else s", "s"),
     "mean": ("zero", "s + x", "s / n"),
 }
+# those a prange body computes along an axis (rules/computed_arrays.py)
+_COMPUTED_IN_BODIES = ("sum", "prod")
 
 # One function per reduction, array rank and axis, written from this text:
 # Numba inlines an overload's implementation as one function's IR (what it
@@ -146,6 +190,9 @@ def _register_axis_reduction(name: str) -> None:
     @overload(function, target="cpu", inline="always", prefer_literal=True)
     def reduce_along_axis(a, axis=None, dtype=None):
         return _axis_reduction(name, a, axis, dtype)
+
+    if name in _COMPUTED_IN_BODIES:
+        HOST_CODE_ONLY.add(reduce_along_axis)
 
     # The method on USM arrays, inlined when typed. Left to Numba's method,
     # ``a.sum(axis=0)`` would become ``np.sum(a, axis=0)`` after the inlining

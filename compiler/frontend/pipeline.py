@@ -40,7 +40,12 @@ from .float32_typing import PythonFloatsAsFloat32, WeakIntLiterals
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 from .inplace_operators import InplaceArrayOperators
-from .numpy_functions import checked_dot_parallel_impl, max_parallel_impl, min_parallel_impl
+from .numpy_functions import (
+    InlineOverloadsOutsideBodies,
+    checked_dot_parallel_impl,
+    max_parallel_impl,
+    min_parallel_impl,
+)
 from .shared_operands import StageSharedOperands
 from .size_check_messages import NameSizeChecks, RecordArrayDefinitions
 from .slice_assignments import BroadcastSliceAssignments
@@ -109,7 +114,8 @@ class OffloadPreParforPass(PreParforPass):
 
 # Numba's passes that offload builds run as their own instead.
 _REPLACED_PASSES = {NativeParforLowering: (NativeOffloadLowering, "xpuc offload lowering"),
-                    PreParforPass: (OffloadPreParforPass, "xpuc pre-parfor pass")}
+                    PreParforPass: (OffloadPreParforPass, "xpuc pre-parfor pass"),
+                    InlineOverloads: (InlineOverloadsOutsideBodies, "xpuc overload inlining")}
 
 
 def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:

@@ -147,8 +147,13 @@ def _shape(t: Translation, var: ir.Var) -> tuple[Value, ...] | None:
 def _size(t: Translation, var: ir.Var) -> Value:
     """The value of a size ``var``; of ``x.shape[k]``, the array's dimension
     itself (a kernel parameter where ``x`` is an array from outside or a
-    view of it keeping that dimension whole)."""
+    view of it keeping that dimension whole); of the length array analysis
+    computes of a slice keeping a dimension whole, that dimension."""
     definition = t.definition(var)
+    length = _slice_length(t, _defined(t, var))
+    if length is not None and length[0] == ((None, False), (length[0][1][0], True),
+                                            (None, False)):
+        return length[1]
     if isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem"):
         index = definition.index if definition.op == "static_getitem" else \
             constant_value(t, definition.index)
@@ -239,21 +244,31 @@ def _size_origin(t: Translation, var: ir.Var) -> Origin | None:
 
 
 def _slice_length(t: Translation, definition: object) -> Origin | None:
-    """The slice and extent of ``wrap_index(stop, n) - wrap_index(start, n)``,
-    the length Numba's array analysis computes of a slice, else None."""
+    """The slice and extent of ``wrap_index(stop, n) - wrap_index(start, n)``
+    (or ``- 0``, of a start of 0), the length Numba's array analysis computes
+    of a slice, else None."""
     if not (isinstance(definition, ir.Expr) and definition.op == "binop"
             and definition.fn is operator.sub):
         return None
-    wraps = [_defined(t, v) for v in (definition.lhs, definition.rhs)]
-    if not all(isinstance(w, ir.Expr) and w.op == "call" and len(w.args) == 2 and getattr(
-            t.typemap[w.func.name], "typing_key", None) is array_analysis.wrap_index
-            for w in wraps):
+    wraps = [_wrapped_index(t, v) for v in (definition.lhs, definition.rhs)]
+    from_zero = wraps[1] is None and _constant(t, definition.rhs) == 0
+    if wraps[0] is None or wraps[1] is None and not from_zero:
         return None
-    (stop, size), (start, other_size) = wraps[0].args, wraps[1].args
-    if not _same_value(t, size, other_size):
+    (stop, size), (start, other_size) = wraps[0], wraps[1] or (None, None)
+    if not (from_zero or _same_value(t, size, other_size)):
         return None
     is_extent = _same_value(t, stop, size)
-    return ((start, False), (stop, is_extent), (None, False)), t.value(size)
+    first = None if start is None or _constant(t, start) == 0 else start  # 0 is the default
+    return ((first, False), (stop, is_extent), (None, False)), t.value(size)
+
+
+def _wrapped_index(t: Translation, var: ir.Var) -> tuple[ir.Var, ir.Var] | None:
+    """``(index, n)`` of ``var = wrap_index(index, n)``, else None."""
+    call = _defined(t, var)
+    if isinstance(call, ir.Expr) and call.op == "call" and len(call.args) == 2 and getattr(
+            t.typemap[call.func.name], "typing_key", None) is array_analysis.wrap_index:
+        return call.args[0], call.args[1]
+    return None
 
 
 def _slice_bounds(t: Translation, cut: ir.Var | None, array: ir.Var,
