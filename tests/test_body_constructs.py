@@ -419,6 +419,30 @@ def test_product_of_two_matrices_in_a_body(inputs):
                     inputs=inputs)
 
 
+def complex_products_of_blocks(G, H, v, out, dots):
+    for k in numba.prange(G.shape[0]):
+        out[k, :, :] = G[k] @ H[k]
+        out[k, 0, :] += G[k] @ v[k]
+        dots[k] = v[k] @ H[k, 0]
+    return dots
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_products_of_blocks_in_a_body(inputs, dtype):
+    """Products of complex matrices and vectors (scattering_self_energies'
+    ``G[...] @ dH[a, b, i]``): a matrix product stored into a row of blocks,
+    a matrix-vector product added to a row of it, a dot of vectors."""
+    rng = np.random.default_rng(11)
+
+    def blocks(*shape):
+        return (rng.random(shape) + 1j * rng.random(shape)).astype(dtype)
+
+    check_offloaded(complex_products_of_blocks, blocks(3, 4, 4), blocks(3, 4, 4), blocks(3, 4),
+                    np.zeros((3, 4, 4), dtype), np.zeros(3, dtype), inputs=inputs,
+                    rtol=1e-5 if dtype == np.complex64 else 1e-12)
+
+
 def product_of_a_product(G, H, out):
     for k in numba.prange(G.shape[0]):
         out[k] = (G[k] @ H[k]) @ H[k, 0]

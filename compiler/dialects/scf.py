@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 from .builder import Builder, Value
+from .complex import Complex
 from .types import INDEX
 
 
@@ -56,15 +58,30 @@ def if_else(b: Builder, condition: Value) -> Iterator[Callable[[], None]]:
         b.emit("scf.yield")
 
 
-def fold(b: Builder, count: Value, initial: Value,
-         step: Callable[[Value, Value], Value]) -> Value:
+Carried = TypeVar("Carried", Value, Complex)
+
+
+def fold(b: Builder, count: Value, initial: Carried,
+         step: Callable[[Value, Carried], Carried]) -> Carried:
     """Emit an ``scf.for`` of ``k`` from 0 below ``count`` carrying one value
-    from ``initial``, which ``step(k, value)`` advances; the final value."""
-    name, index, carried = b.fresh(), Value(b.fresh(), INDEX), Value(b.fresh(), initial.type)
+    (a number, or a complex number's two parts) from ``initial``, which
+    ``step(k, value)`` advances; the final value."""
+    parts = _parts(initial)
+    name, index = b.fresh(), Value(b.fresh(), INDEX)
+    carried = [Value(b.fresh(), part.type) for part in parts]
     zero, one = b.index_constant(0), b.index_constant(1)
-    with b.region(f"{name} = scf.for {index.name} = {zero.name} to {count.name} "
-                  f"step {one.name} iter_args({carried.name} = {initial.name}) "
-                  f"-> ({initial.type.mlir})", "}"):
-        following = step(index, carried)
-        b.emit(f"scf.yield {following.name} : {initial.type.mlir}")
-    return Value(name, initial.type)
+    types = ", ".join(part.type.mlir for part in parts)
+    arguments = ", ".join(f"{c.name} = {part.name}" for c, part in zip(carried, parts))
+    results = f"{name}:{len(parts)}" if len(parts) > 1 else name
+    with b.region(f"{results} = scf.for {index.name} = {zero.name} to {count.name} "
+                  f"step {one.name} iter_args({arguments}) -> ({types})", "}"):
+        following = _parts(step(index, Complex(*carried) if len(parts) > 1 else carried[0]))
+        b.emit(f"scf.yield {', '.join(part.name for part in following)} : {types}")
+    if len(parts) == 1:
+        return Value(name, initial.type)
+    return Complex(*(Value(f"{name}#{k}", part.type) for k, part in enumerate(parts)))
+
+
+def _parts(value: Value | Complex) -> list[Value]:
+    return [getattr(value, part) for part in Complex.PARTS] if isinstance(value, Complex) \
+        else [value]

@@ -28,7 +28,20 @@ from numba.core import ir, types
 from numba.core.typing.builtins import IndexValueType
 from numba.parfors.parfor import Parfor
 
-from ..dialects import BOOL, F32, F64, INDEX, Builder, Complex, ScalarType, Value, arith, memref
+from ..dialects import (
+    BOOL,
+    F32,
+    F64,
+    INDEX,
+    Builder,
+    Complex,
+    ScalarType,
+    Value,
+    arith,
+    lookup_complex_rule,
+    lookup_rule,
+    memref,
+)
 from ..dialects.builder import located
 from ..dialects.literals import location_literal
 from ..dialects.registry import RuleTable
@@ -172,11 +185,13 @@ class ComputedArray:
 
     dims: tuple[Value, ...]
     dtype: ScalarType
-    element: Callable[[list[Value]], Value]
+    element: Callable[[list[Value]], Value | Complex]
     origins: tuple[object, ...]
     # the extents as the body's variables hold them (before their cast to
     # index values), which size checks compare; None where the body has none
     sizes: tuple[Value, ...] | None = None
+    # of complex numbers: ``element`` gives a Complex of ``dtype`` parts
+    is_complex: bool = False
 
 
 @dataclass(frozen=True)
@@ -263,6 +278,26 @@ def as_complex(b: Builder, held: object, part: ScalarType) -> Complex:
     if not isinstance(held, Value):
         raise UnsupportedError(f"{held!r} used as a number in a parfor body")
     return Complex(arith.cast(b, held, part), b.constant(0.0, part))
+
+
+def as_element(b: Builder, held: object, dtype: ScalarType, is_complex: bool) -> Value | Complex:
+    """``held`` as an element of ``dtype``, or of complex numbers of ``dtype``
+    parts where ``is_complex``."""
+    if is_complex:
+        return as_complex(b, held, dtype)
+    if not isinstance(held, Value):
+        raise UnsupportedError(f"{held!r} used as a number in a parfor body")
+    return arith.cast(b, held, dtype)
+
+
+def element_rule(key: object, is_complex: bool) -> Callable[..., Value | Complex] | None:
+    """``key``'s emit rule on elements of ``dtype``, called ``rule(b, operands,
+    dtype)``; on complex numbers of ``dtype`` parts where ``is_complex``.
+    None where there is none."""
+    if not is_complex:
+        return lookup_rule(key)
+    rule = lookup_complex_rule(key)
+    return None if rule is None else lambda b, operands, dtype: rule(b, operands)
 
 
 # ---- the translation's state ---------------------------------------------------

@@ -68,8 +68,15 @@ def _getitem(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
         return _gather(t, array, indices, expr)
     if len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
         return _view(t, array, indices, expr.loc)
+    return read_element(t, array, indices, expr.loc)
+
+
+def read_element(t: Translation, array: ArrayValue, indices: list[Value],
+                 loc: ir.Loc) -> Value | Complex:
+    """``array``'s element at ``indices`` (one per dimension): a number, or
+    of a complex array a Complex."""
     note_use(t, array, reads=True)
-    offsets = _float_offsets(t.b, array, element_offset(t, array, indices, expr.loc))
+    offsets = _float_offsets(t.b, array, element_offset(t, array, indices, loc))
     loaded = [load_element(t.b, array, at) for at in offsets]
     return Complex(*loaded) if array.is_complex else loaded[0]
 
@@ -420,7 +427,7 @@ def _setitem(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
     elif len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
         _fill(t, _view(t, array, indices, stmt.loc), t.lookup(stmt.value), stmt.loc)
     else:
-        _store_element(t, array, element_offset(t, array, indices, stmt.loc),
+        write_element(t, array, element_offset(t, array, indices, stmt.loc),
                        t.lookup(stmt.value), stmt.loc)
 
 
@@ -519,16 +526,18 @@ def _integer_atomic(t: Translation, update: SharedUpdate, element: types.Type) -
     return _INTEGER_ATOMICS[key][0 if element.signed else 1]
 
 
-def _store_element(t: Translation, array: ArrayValue, offset: Value, held: object,
-                   loc: ir.Loc) -> None:
+def write_element(t: Translation, array: ArrayValue, offset: Value, held: object,
+                  loc: ir.Loc) -> None:
+    """Store number ``held`` (a Complex into a complex array) at flat ``offset``."""
+    if not isinstance(held, (Value, Complex)) or isinstance(held, Complex) and \
+            not array.is_complex:
+        raise UnsupportedError(f"{where(loc)}: assigning anything but a number to an array "
+                               "element or slice in a parfor body")
     if array.is_complex:
         complex_value = as_complex(t.b, held, array.dtype)
         values = [complex_value.real, complex_value.imag]
-    elif isinstance(held, Value):
-        values = [arith.cast(t.b, held, array.dtype)]
     else:
-        raise UnsupportedError(f"{where(loc)}: assigning anything but a number to an array "
-                               "element or slice in a parfor body")
+        values = [arith.cast(t.b, held, array.dtype)]
     for value, at in zip(values, _float_offsets(t.b, array, offset)):
         store_element(t.b, value, array, at)
 
@@ -553,4 +562,4 @@ def _fill(t: Translation, view: ArrayValue, held: object, loc: ir.Loc) -> None:
     """``a[i] = x`` / ``a[i, 1:] = x`` of a number ``x`` that Numba left in the
     body."""
     with element_loops(t, view) as positions:
-        _store_element(t, view, element_offset(t, view, positions, loc), held, loc)
+        write_element(t, view, element_offset(t, view, positions, loc), held, loc)

@@ -37,7 +37,7 @@ import numpy as np
 from numba.core import ir, types
 from numba.parfors.parfor import Parfor
 
-from ...dialects import BOOL, INDEX, ScalarType, Value, arith, lookup_rule, memref, scf
+from ...dialects import BOOL, INDEX, Complex, ScalarType, Value, arith, lookup_rule, memref, scf
 from ...errors import UnsupportedError
 from ..parfor_dependences import array_written, written_arrays
 from ..parfor_updates import body_statements
@@ -48,8 +48,10 @@ from ..translation import (
     MaskedArray,
     Translation,
     TupleValue,
+    as_element,
     call_rule,
     constant_value,
+    element_rule,
     index_of,
     scalar_type,
     translate_statement,
@@ -60,10 +62,10 @@ from ..usm import USMArray, empty_usm
 from .arrays import (
     element_loops,
     element_offset,
-    load_element,
     note_use,
+    read_element,
     refuse_masked_use,
-    store_element,
+    write_element,
 )
 
 Readable = ArrayValue | ComputedArray
@@ -71,13 +73,13 @@ Readable = ArrayValue | ComputedArray
 _I64 = ScalarType("i", 64)
 
 
-def element_at(t: Translation, array: Readable, position: list[Value], loc: ir.Loc) -> Value:
+def element_at(t: Translation, array: Readable, position: list[Value],
+               loc: ir.Loc) -> Value | Complex:
     """The element of ``array`` at ``position`` (index values): read from
     memory, or computed here."""
     if isinstance(array, ComputedArray):
         return array.element(position)
-    note_use(t, array, reads=True)
-    return load_element(t.b, array, element_offset(t, array, position, loc))
+    return read_element(t, array, position, loc)
 
 
 # ---- array expressions: nested parfors that store each element at its index ----------
@@ -237,7 +239,8 @@ def _reshaped(t: Translation, source: Readable, shape: ir.Var | list[ir.Var],
             flat = arith.binary(b, "arith.divui", flat, dim)
         return element_at(t, source, source_position, loc)
 
-    return ComputedArray(dims, source.dtype, element, (None,) * len(dims), tuple(items))
+    return ComputedArray(dims, source.dtype, element, (None,) * len(dims), tuple(items),
+                         source.is_complex)
 
 
 # ---- reductions along an axis -----------------------------------------------------
@@ -255,8 +258,7 @@ def _along_axis(t: Translation, expr: ir.Expr, target: ir.Var) -> Value | Comput
     source = t.lookup(expr.args[0]) if expr.args else None
     axis = constant_value(t, expr.args[1]) if len(expr.args) == 2 else None
     if not isinstance(source, (ArrayValue, ComputedArray)) or not isinstance(axis, int) or \
-            not -len(source.dims) <= axis < len(source.dims) or \
-            isinstance(source, ArrayValue) and source.is_complex:
+            not -len(source.dims) <= axis < len(source.dims) or source.is_complex:
         raise UnsupportedError(f"{where(expr.loc)}: np.{key.__name__} in a parfor body of "
                                "anything but a real array along a constant axis")
     axis %= len(source.dims)
@@ -292,31 +294,34 @@ def update_view(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
     """``v op= x`` of a view ``v`` and an array of its rank or a number: a
     loop over ``v``'s elements, each combined with ``x``'s at its position."""
     view, operand = t.lookup(expr.lhs), t.lookup(expr.rhs)
-    if not isinstance(view, ArrayValue) or view.gather is not None or view.is_complex or \
+    operand_is_complex = isinstance(operand, Complex) or \
+        isinstance(operand, (ArrayValue, ComputedArray)) and operand.is_complex
+    if not isinstance(view, ArrayValue) or view.gather is not None or \
             isinstance(operand, (ArrayValue, ComputedArray)) and \
-            len(operand.dims) != len(view.dims) or \
-            not isinstance(operand, (ArrayValue, ComputedArray, Value)):
+            len(operand.dims) != len(view.dims) or operand_is_complex and not view.is_complex or \
+            not isinstance(operand, (ArrayValue, ComputedArray, Value, Complex)):
         raise UnsupportedError(
             f"{where(expr.loc)}: in-place operator on an array in a parfor body of anything "
-            "but a real view and a number or an array of its rank")
+            "but a view and a number or an array of its rank (complex only into a complex "
+            "view)")
     if isinstance(operand, ArrayValue) and operand.var == view.var:
         # NumPy reads all of x before it writes v; a loop would read what it wrote
         raise UnsupportedError(f"{where(expr.loc)}: in-place operator on a view of "
                                f"'{user_names([view.var])}' with another view of it in a "
                                "parfor body")
-    rule = lookup_rule(expr.immutable_fn)
+    rule = element_rule(expr.immutable_fn, view.is_complex)
     if rule is None:
         raise UnsupportedError(f"{where(expr.loc)}: in-place operator {expr.fn.__name__} on an "
                                "array in a parfor body")
     b = t.b
     note_use(t, view, reads=True, writes=True)
     with element_loops(t, view) as position:
-        offset = element_offset(t, view, position, expr.loc)
-        term = operand if isinstance(operand, Value) else \
+        term = operand if isinstance(operand, (Value, Complex)) else \
             element_at(t, operand, position, expr.loc)
-        old = load_element(b, view, offset)
-        store_element(b, rule(b, [old, arith.cast(b, term, view.dtype)], view.dtype), view,
-                      offset)
+        old = read_element(t, view, position, expr.loc)
+        new = rule(b, [as_element(b, v, view.dtype, view.is_complex) for v in (old, term)],
+                   view.dtype)
+        write_element(t, view, element_offset(t, view, position, expr.loc), new, expr.loc)
     return view
 
 

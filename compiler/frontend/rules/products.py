@@ -8,6 +8,9 @@ arrays from outside the body, their views and gathers (``x[cols]``).
 - A product with a matrix is an array that no memory holds: it is computed
   where a slice assignment stores it, each element a serial loop
   (correlation's ``corr[i + 1:M, i] = data[:, i] @ data[:, i + 1:M]``).
+- Elements may be complex (scattering_self_energies' ``G[k, e] @ dH[a, i]``
+  of small blocks): the same loop, by the complex arithmetic of
+  dialects/complex.py.
 - A kernel cannot raise NumPy's error for lengths that differ: the lengths a
   product pairs, and the slice's against the product's, must be computed
   alike or be the same slice of dimensions the host compares before the
@@ -22,10 +25,19 @@ from collections.abc import Callable
 import numpy as np
 from numba.core import ir, types
 
-from ...dialects import ScalarType, Value, arith, lookup_rule, scf
+from ...dialects import Complex, ScalarType, Value, scf
 from ...errors import UnsupportedError
-from ..translation import ArrayValue, ComputedArray, Translation, call_rule, scalar_type, where
-from .arrays import element_offset, load_element, note_use
+from ..translation import (
+    ArrayValue,
+    ComputedArray,
+    Translation,
+    as_element,
+    call_rule,
+    element_rule,
+    scalar_type,
+    where,
+)
+from .arrays import note_use, read_element
 from .body_checks import dimension_origin, equal_extents
 
 # NumPy's error for each pair of ranks, as Numba's np.dot raises it
@@ -61,8 +73,8 @@ def _product(t: Translation, lhs: ir.Var, rhs: ir.Var, expr: ir.Expr,
         raise UnsupportedError(f"{where(expr.loc)}: {what} of a product with a matrix (whose "
                                "elements xpuc computes only where they are read) in a parfor "
                                "body")
-    if ranks not in _SIZE_ERRORS or any(h.is_complex for h in held):
-        raise UnsupportedError(f"{where(expr.loc)}: {what} of anything but real vectors and "
+    if ranks not in _SIZE_ERRORS:
+        raise UnsupportedError(f"{where(expr.loc)}: {what} of anything but vectors and "
                                "matrices in a parfor body")
     message = f"incompatible array sizes for np.dot(a, b) ({_SIZE_ERRORS[ranks]})"
     if not equal_extents(t, (lhs, ranks[0] - 1), (rhs, 0), message, expr.loc, ValueError):
@@ -71,12 +83,16 @@ def _product(t: Translation, lhs: ir.Var, rhs: ir.Var, expr: ir.Expr,
             "launch (a kernel cannot raise NumPy's error when they differ): they must be one "
             "slice of dimensions of arrays from outside the loop")
     result_type = t.calltypes[expr].return_type
-    dtype = scalar_type(getattr(result_type, "dtype", result_type), what, expr.loc)
+    element_type = getattr(result_type, "dtype", result_type)
+    is_complex = isinstance(element_type, types.Complex)
+    dtype = scalar_type(element_type.underlying_float if is_complex else element_type, what,
+                        expr.loc)
     a, b = held
     for array in held:
         note_use(t, array, reads=True)
     if ranks == (1, 1):
-        return _sum_of_products(t, dtype, a, b, lambda k: [k], lambda k: [k], expr.loc)
+        return _sum_of_products(t, dtype, is_complex, a, b, lambda k: [k], lambda k: [k],
+                                expr.loc)
     # the result's dimensions: a's but the last, b's but the first
     dims = a.dims[:-1] + b.dims[1:]
     origins = tuple([dimension_origin(t, lhs, axis) for axis in range(ranks[0] - 1)]
@@ -84,22 +100,24 @@ def _product(t: Translation, lhs: ir.Var, rhs: ir.Var, expr: ir.Expr,
 
     def element(position: list[Value]) -> Value:
         rows, columns = position[:ranks[0] - 1], position[ranks[0] - 1:]
-        return _sum_of_products(t, dtype, a, b, lambda k: [*rows, k], lambda k: [k, *columns],
-                                expr.loc)
+        return _sum_of_products(t, dtype, is_complex, a, b, lambda k: [*rows, k],
+                                lambda k: [k, *columns], expr.loc)
 
-    return ComputedArray(dims, dtype, element, origins)
+    return ComputedArray(dims, dtype, element, origins, is_complex=is_complex)
 
 
-def _sum_of_products(t: Translation, dtype: ScalarType, a: ArrayValue, b: ArrayValue,
-                     at_a: Callable[[Value], list[Value]], at_b: Callable[[Value], list[Value]],
-                     loc: ir.Loc) -> Value:
-    """The sum over k of ``a[at_a(k)] * b[at_b(k)]`` in ``dtype``, k running
-    along ``a``'s last dimension: a serial loop in the work-item."""
-    multiply, add = lookup_rule(operator.mul), lookup_rule(operator.add)
+def _sum_of_products(t: Translation, dtype: ScalarType, is_complex: bool, a: ArrayValue,
+                     b: ArrayValue, at_a: Callable[[Value], list[Value]],
+                     at_b: Callable[[Value], list[Value]], loc: ir.Loc) -> Value | Complex:
+    """The sum over k of ``a[at_a(k)] * b[at_b(k)]`` in ``dtype`` (complex
+    numbers of ``dtype`` parts where ``is_complex``), k running along
+    ``a``'s last dimension: a serial loop in the work-item."""
+    multiply, add = (element_rule(key, is_complex) for key in (operator.mul, operator.add))
 
-    def step(k: Value, total: Value) -> Value:
-        terms = [arith.cast(t.b, load_element(t.b, array, element_offset(t, array, at(k), loc)),
-                            dtype) for array, at in ((a, at_a), (b, at_b))]
+    def step(k: Value, total: Value | Complex) -> Value | Complex:
+        terms = [as_element(t.b, read_element(t, array, at(k), loc), dtype, is_complex)
+                 for array, at in ((a, at_a), (b, at_b))]
         return add(t.b, [total, multiply(t.b, terms, dtype)], dtype)
 
-    return scf.fold(t.b, a.dims[-1], t.b.constant(0, dtype), step)
+    return scf.fold(t.b, a.dims[-1], as_element(t.b, t.b.constant(0, dtype), dtype, is_complex),
+                    step)
