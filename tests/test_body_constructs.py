@@ -443,6 +443,23 @@ def test_complex_products_of_blocks_in_a_body(inputs, dtype):
                     rtol=1e-5 if dtype == np.complex64 else 1e-12)
 
 
+def scaled_complex_blocks(H, D, out):
+    for k in numba.prange(H.shape[0]):
+        scaled = H[k] * D[k, 1]
+        out[k, :, :] = scaled
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_complex_array_expression_in_a_body(inputs):
+    """scattering_self_energies' ``dHD = dH[a, b, j] * D[q, w, a, b, i, j]``:
+    an array expression of complex numbers, computed where read."""
+    rng = np.random.default_rng(12)
+    H = rng.random((3, 2, 4)) + 1j * rng.random((3, 2, 4))
+    D = rng.random((3, 2)) - 1j * rng.random((3, 2))
+    check_offloaded(scaled_complex_blocks, H, D, np.zeros_like(H), inputs=inputs)
+
+
 def product_of_a_product(G, H, out):
     for k in numba.prange(G.shape[0]):
         out[k] = (G[k] @ H[k]) @ H[k, 0]

@@ -99,8 +99,10 @@ def contract_parfor(t: Translation, inner: Parfor) -> bool:
                   else t.b.constant(nest.stop, _I64) for nest in inner.loop_nests)
     dims = tuple(arith.cast(t.b, size, INDEX) for size in sizes)
     array = allocation.target
-    dtype = scalar_type(t.typemap[array.name].dtype, f"the array of {user_names([array.name])}",
-                        allocation.loc)
+    element_type = t.typemap[array.name].dtype
+    is_complex = isinstance(element_type, types.Complex)
+    dtype = scalar_type(element_type.underlying_float if is_complex else element_type,
+                        f"the array of {user_names([array.name])}", allocation.loc)
 
     # what the loop body reads from the prange body, taken here: read in the
     # scf region of an element, a variable's slot would stay unpromoted
@@ -120,11 +122,11 @@ def contract_parfor(t: Translation, inner: Parfor) -> bool:
                 t.define(nest.index_variable, index)
             for stmt in statements:
                 translate_statement(t, stmt)
-            return arith.cast(t.b, t.value(store.value), dtype)
+            return as_element(t.b, t.lookup(store.value), dtype, is_complex)
         finally:
             t.env, t.local, t.in_region = env, local, in_region
 
-    t.define(array, ComputedArray(dims, dtype, element, (None,) * len(dims), sizes))
+    t.define(array, ComputedArray(dims, dtype, element, (None,) * len(dims), sizes, is_complex))
     return True
 
 
