@@ -462,18 +462,41 @@ def test_complex_array_expression_in_a_body(inputs):
 
 def product_of_a_product(G, H, out):
     for k in numba.prange(G.shape[0]):
-        out[k] = (G[k] @ H[k]) @ H[k, 0]
+        out[k, :] = (G[k] @ H[k]) @ H[k, 0]
     return out
 
 
-def test_product_of_a_product_is_refused_naming_it():
-    blocks = np.ones((2, 3, 3))
-    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
-        xpuc.jit(product_of_a_product)(blocks, blocks, np.empty((2, 3)))
-    line = product_of_a_product.__code__.co_firstlineno + 2
-    assert str(refusal.value) == (
-        f"{__file__}:{line}: a product @ of a product with a matrix (whose elements xpuc "
-        "computes only where they are read) in a parfor body")
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_product_of_a_product(inputs):
+    """A product with a product: each element of the inner one computed where
+    the outer one reads it."""
+    rng = np.random.default_rng(13)
+    check_offloaded(product_of_a_product, rng.random((2, 3, 4)), rng.random((2, 4, 4)),
+                    np.zeros((2, 3)), inputs=inputs)
+
+
+def self_energies(neighbours, dH, G, D, Sigma):  # dpbench's scattering_self_energies, reduced
+    for k in numba.prange(G.shape[0]):
+        for a in numba.prange(neighbours.shape[0]):
+            for i in range(dH.shape[1]):
+                dHG = G[k, neighbours[a]] @ dH[a, i]
+                dHD = dH[a, i] * D[k, a, i]
+                Sigma[k, a] += dHG @ dHD
+    return Sigma
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_complex_products_of_products_added_to_a_block(inputs):
+    """``Sigma[k, a] += dHG @ dHD``: the product of a complex product and a
+    complex array expression, added in place to a block of ``Sigma`` (the
+    store that ends ``a[i] += x`` writes nothing more)."""
+    rng = np.random.default_rng(14)
+
+    def blocks(*shape):
+        return rng.random(shape) + 1j * rng.random(shape)
+
+    check_offloaded(self_energies, np.array([2, 0, 1]), blocks(3, 2, 4, 4), blocks(2, 3, 4, 4),
+                    blocks(2, 3, 2), blocks(2, 3, 4, 4), inputs=inputs)
 
 
 # ---- arrays made in a body of a size known when running -------------------------

@@ -84,14 +84,21 @@ def _stores_view_into_itself(state, stmt: ir.Stmt, updated_views: dict[str, ir.V
     if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) or \
             stmt.value.name not in updated_views:
         return False
-    view = guard(get_definition, state.func_ir, updated_views[stmt.value.name])
+    return stores_where_read(stmt, guard(get_definition, state.func_ir,
+                                         updated_views[stmt.value.name]), state.typemap)
+
+
+def stores_where_read(stmt: ir.SetItem | ir.StaticSetItem, view: object, typemap: dict) -> bool:
+    """Whether ``stmt`` stores into the array and at the index that ``view``,
+    a definition (``a[i]``), reads, and that index makes a view (not an
+    index array or a mask, whose ``a[idx]`` is a copy)."""
     if not (isinstance(view, ir.Expr) and view.op in ("getitem", "static_getitem")
             and view.value.name == stmt.target.name):
         return False
     if view.op == "static_getitem":
         return isinstance(stmt, ir.StaticSetItem) and view.index == stmt.index
     return isinstance(stmt, ir.SetItem) and view.index.name == stmt.index.name and \
-        is_basic_index(state.typemap[view.index.name])
+        is_basic_index(typemap[view.index.name])
 
 
 def is_basic_index(index_type: types.Type) -> bool:

@@ -23,6 +23,7 @@ from numba.np import numpy_support
 
 from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref, spirv
 from ...errors import UnsupportedError
+from ..inplace_operators import stores_where_read
 from ..literal_arguments import request_literal_arguments
 from ..translation import (
     ArrayValue,
@@ -409,6 +410,15 @@ def note_use(t: Translation, array: ArrayValue, reads: bool = False, writes: boo
         use.writes |= writes
 
 
+def stores_own_update(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> bool:
+    """Whether ``stmt`` is the store that ends ``a[i] op= x`` of a view
+    ``a[i]``: Python's ``a[i] = a[i].__iop__(x)``, the view stored over itself."""
+    update = t.definition(stmt.value)
+    return isinstance(update, ir.Expr) and update.op == "inplace_binop" and isinstance(
+        t.typemap[update.lhs.name], types.Array) and stores_where_read(
+        stmt, t.definition(update.lhs), t.typemap)
+
+
 @statement_rule(ir.SetItem, ir.StaticSetItem)
 def _setitem(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
     array = t.lookup(stmt.target)
@@ -418,6 +428,8 @@ def _setitem(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
         raise UnsupportedError(f"{where(stmt.loc)}: assignment to an element of a gather of "
                                f"array '{user_names([array.var])}' (a copy) in a parfor body")
     note_use(t, array, writes=True)
+    if stores_own_update(t, stmt):
+        return  # ``a[i] op= x`` of a view: the operator wrote its elements
     indices = _indices(t, stmt)
     update = t.shared_updates.get(stmt)
     if update is not None:

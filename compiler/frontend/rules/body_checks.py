@@ -102,8 +102,8 @@ def _equal_sizes(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
         for size, other in zip(shapes[0], shape):
             if not (size.name == other.name or checked_by_the_host(t, size, other, message,
                                                                      expr.loc)
-                    or len(shape) == 1 and equal_origins(t, _size_origin(t, first),
-                                                         _size_origin(t, var), message,
+                    or len(shape) == 1 and equal_origins(t, size_origin(t, first),
+                                                         size_origin(t, var), message,
                                                          expr.loc, AssertionError)):
                 raise UnsupportedError(
                     f"{where(expr.loc)}: the sizes of {_named(t, first)} and "
@@ -205,10 +205,13 @@ def equal_origins(t: Translation, origin: Origin | None, other: Origin | None, m
 def dimension_origin(t: Translation, var: ir.Var, axis: int, depth: int = 0) -> Origin | None:
     """Where dimension ``axis`` of array ``var`` comes from, if known: a
     gather (``x[cols]``) has its index vector's dimension, a view the slice
-    of its array's dimension that makes it."""
+    of its array's dimension that makes it, an array the body computes
+    (a product) the origin it records."""
     view = _view_of(t, var)
     if view is None:
         held = t.lookup(var)
+        if isinstance(held, ComputedArray):
+            return held.origins[axis] if 0 <= axis < len(held.origins) else None
         return (_WHOLE, held.dims[axis]) if isinstance(held, ArrayValue) and \
             0 <= axis < len(held.dims) else None
     base, indices = view
@@ -227,7 +230,7 @@ def dimension_origin(t: Translation, var: ir.Var, axis: int, depth: int = 0) -> 
     return None if bounds is None else (bounds, held.dims[sliced[axis]])
 
 
-def _size_origin(t: Translation, var: ir.Var) -> Origin | None:
+def size_origin(t: Translation, var: ir.Var) -> Origin | None:
     """Where the size ``var`` comes from: ``x.shape[k]`` of an array or of a
     product (rules/products.py), the length of a vector ``var``, or the
     length Numba's array analysis computes of a slice, ``wrap_index(stop, n)

@@ -67,6 +67,7 @@ from .arrays import (
     refuse_masked_use,
     write_element,
 )
+from .body_checks import size_origin
 
 Readable = ArrayValue | ComputedArray
 
@@ -126,7 +127,10 @@ def contract_parfor(t: Translation, inner: Parfor) -> bool:
         finally:
             t.env, t.local, t.in_region = env, local, in_region
 
-    t.define(array, ComputedArray(dims, dtype, element, (None,) * len(dims), sizes, is_complex))
+    # where each extent comes from (the arrays the expression reads), for size checks
+    origins = tuple(size_origin(t, nest.stop) if isinstance(nest.stop, ir.Var) else None
+                    for nest in inner.loop_nests)
+    t.define(array, ComputedArray(dims, dtype, element, origins, sizes, is_complex))
     return True
 
 

@@ -37,8 +37,8 @@ from ..translation import (
     scalar_type,
     where,
 )
-from .arrays import note_use, read_element
 from .body_checks import dimension_origin, equal_extents
+from .computed_arrays import Readable, element_at
 
 # NumPy's error for each pair of ranks, as Numba's np.dot raises it
 _SIZE_ERRORS = {(1, 1): "vector * vector", (1, 2): "vector * matrix",
@@ -68,11 +68,8 @@ def _dot(t: Translation, expr: ir.Expr, target: ir.Var) -> Value | ComputedArray
 def _product(t: Translation, lhs: ir.Var, rhs: ir.Var, expr: ir.Expr,
              what: str) -> Value | ComputedArray:
     held = t.lookup(lhs), t.lookup(rhs)
-    ranks = tuple(len(h.dims) if isinstance(h, ArrayValue) else 0 for h in held)
-    if any(isinstance(h, ComputedArray) for h in held):
-        raise UnsupportedError(f"{where(expr.loc)}: {what} of a product with a matrix (whose "
-                               "elements xpuc computes only where they are read) in a parfor "
-                               "body")
+    ranks = tuple(len(h.dims) if isinstance(h, (ArrayValue, ComputedArray)) else 0
+                  for h in held)
     if ranks not in _SIZE_ERRORS:
         raise UnsupportedError(f"{where(expr.loc)}: {what} of anything but vectors and "
                                "matrices in a parfor body")
@@ -88,8 +85,6 @@ def _product(t: Translation, lhs: ir.Var, rhs: ir.Var, expr: ir.Expr,
     dtype = scalar_type(element_type.underlying_float if is_complex else element_type, what,
                         expr.loc)
     a, b = held
-    for array in held:
-        note_use(t, array, reads=True)
     if ranks == (1, 1):
         return _sum_of_products(t, dtype, is_complex, a, b, lambda k: [k], lambda k: [k],
                                 expr.loc)
@@ -106,8 +101,8 @@ def _product(t: Translation, lhs: ir.Var, rhs: ir.Var, expr: ir.Expr,
     return ComputedArray(dims, dtype, element, origins, is_complex=is_complex)
 
 
-def _sum_of_products(t: Translation, dtype: ScalarType, is_complex: bool, a: ArrayValue,
-                     b: ArrayValue, at_a: Callable[[Value], list[Value]],
+def _sum_of_products(t: Translation, dtype: ScalarType, is_complex: bool, a: Readable,
+                     b: Readable, at_a: Callable[[Value], list[Value]],
                      at_b: Callable[[Value], list[Value]], loc: ir.Loc) -> Value | Complex:
     """The sum over k of ``a[at_a(k)] * b[at_b(k)]`` in ``dtype`` (complex
     numbers of ``dtype`` parts where ``is_complex``), k running along
@@ -115,7 +110,7 @@ def _sum_of_products(t: Translation, dtype: ScalarType, is_complex: bool, a: Arr
     multiply, add = (element_rule(key, is_complex) for key in (operator.mul, operator.add))
 
     def step(k: Value, total: Value | Complex) -> Value | Complex:
-        terms = [as_element(t.b, read_element(t, array, at(k), loc), dtype, is_complex)
+        terms = [as_element(t.b, element_at(t, array, at(k), loc), dtype, is_complex)
                  for array, at in ((a, at_a), (b, at_b))]
         return add(t.b, [total, multiply(t.b, terms, dtype)], dtype)
 
