@@ -567,6 +567,63 @@ def test_convolution_of_a_padded_convolution(inputs):
                     rng.random((3, 3, 4, 2), dtype=np.float32), inputs=inputs, rtol=1e-5)
 
 
+def transfer_matrices(n, H, z, out):  # dpbench's contour_integral, to its np.linalg.inv
+    for i in numba.prange(z.shape[0]):
+        T = np.zeros((n, n), dtype=np.complex128)
+        for m in numba.prange(H.shape[0]):
+            T += np.power(z[i], H.shape[0] / 2 - m) * H[m]
+        out[i, :, :] = T
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_private_complex_array_of_a_shape_given_by_an_argument(inputs):
+    """``np.zeros((n, n), dtype=np.complex128)`` in a body, ``n`` an argument:
+    the work-item's own array of complex numbers, updated in place by an
+    inner loop (not an array computed where read: the body writes it)."""
+    rng = np.random.default_rng(15)
+    check_offloaded(transfer_matrices, 3, rng.random((3, 3, 3)) + 1j * rng.random((3, 3, 3)),
+                    rng.random(4) + 0.5j, np.zeros((4, 3, 3), np.complex128), inputs=inputs)
+
+
+def dpnp_zeros_in_a_body(n, H, out):
+    for i in numba.prange(H.shape[0]):
+        T = dpnp.zeros((n, n), dtype=H.dtype)
+        T += H[i]
+        out[i, :, :] = T
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_dpnp_zeros_in_a_body(dtype):
+    """dpnp's constructor fills its array through ``a.reshape(a.size)[:]``: of
+    the work-item's own array, a reshape is a view of its memory."""
+    H = (np.arange(2 * 3 * 3).reshape(2, 3, 3) * (1 + 1j if dtype == np.complex128 else 1)
+         ).astype(dtype)
+    result, _, launches = run_on_device(dpnp_zeros_in_a_body, 3, H, np.zeros_like(H),
+                                        inputs="dpnp")
+    np.testing.assert_array_equal(result, H)  # zeros, plus H[i]
+    assert launches > 0
+
+
+def inverses(n, H, out):
+    for i in numba.prange(H.shape[0]):
+        T = np.zeros((n, n), dtype=np.complex128)
+        T += H[i]
+        out[i, :, :] = np.linalg.inv(T)
+    return out
+
+
+def test_linalg_inv_in_a_body_is_refused_at_its_line():
+    H = np.ones((2, 3, 3), np.complex128)
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+        xpuc.jit(inverses)(3, H, np.zeros_like(H))
+    line = inverses.__code__.co_firstlineno + 4
+    assert str(refusal.value) == (
+        f"{__file__}:{line}: call to numpy.linalg.inv of an array in a parfor body, where xpuc "
+        "computes only numbers and the array functions docs/spec.md lists")
+
+
 def symmetric_update(alpha, beta, C, A, B):  # dpbench's symm
     temp2 = np.empty((C.shape[1],), dtype=C.dtype)
     C *= beta

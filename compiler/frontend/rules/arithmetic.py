@@ -133,6 +133,12 @@ def _call(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     special = t.rule_for_call(key)
     if special is not None:
         return special(t, expr, target)
+    if any(isinstance(t.typemap[a.name], types.Array) and t.typemap[a.name].ndim > 0
+           for a in expr.args):
+        # no emit rule takes an array: name the call, not its operand
+        raise UnsupportedError(f"{where(expr.loc)}: call to {_name(key)} of an array in a "
+                               "parfor body, where xpuc computes only numbers and the array "
+                               "functions docs/spec.md lists")
     return call_on_scalars(t, expr, key)
 
 

@@ -153,7 +153,7 @@ def _filled_private_array(t: Translation, expr: ir.Expr, target: ir.Var) -> Arra
     shape = _constant_shape(t, expr.args[0], expr.loc)
     array = allocate_array(t, target, shape, _PRIVATE, expr.loc)
     filler = 0 if t.typemap[expr.func.name].typing_key is np.zeros else 1
-    fill(t.b, array, math.prod(shape), filler)
+    fill(t, array, math.prod(shape), filler, expr.loc)
     return array
 
 
@@ -170,13 +170,14 @@ def _constant_shape(t: Translation, shape: ir.Var, loc: ir.Loc) -> tuple[int, ..
     return found
 
 
-def fill(b: Builder, array: ArrayValue, elements: int, value: int) -> None:
+def fill(t: Translation, array: ArrayValue, elements: int, value: int, loc: ir.Loc) -> None:
     """Store ``value`` in each of the ``elements`` of ``array``'s flat memory."""
+    b = t.b
     element = b.constant(value, array.dtype)
     first, end, one = b.index_constant(0), b.index_constant(elements), b.index_constant(1)
     position = Value(b.fresh(), INDEX)
     with b.region(f"scf.for {position.name} = {first.name} to {end.name} step {one.name}"):
-        store_element(b, element, array, position)
+        write_element(t, array, position, element, loc)
         b.emit("scf.yield")  # explicit: an implicit one has no location of the user's
 
 
@@ -185,9 +186,12 @@ def allocate_array(t: Translation, target: ir.Var, shape: tuple[int, ...], what:
     """The array ``target`` of a constant ``shape`` that the kernel makes itself:
     the work-item's own (``Function`` storage, a memref.alloca in the entry
     block), or the work-group's (``Workgroup``: a SPIR-V variable of the
-    module, which the atomics of kernel_atomics.py need a pointer to)."""
-    dtype = scalar_type(t.typemap[target.name].dtype, what, loc)
-    elements = max(math.prod(shape), 1)
+    module, which the atomics of kernel_atomics.py need a pointer to). Of
+    complex numbers, each element is two floats."""
+    element_type = t.typemap[target.name].dtype
+    is_complex = isinstance(element_type, types.Complex)
+    dtype = scalar_type(element_type.underlying_float if is_complex else element_type, what, loc)
+    elements = max(math.prod(shape), 1) * (2 if is_complex else 1)
     name = t.b.fresh()
     if storage == "Workgroup":
         array_type = spirv.array_pointer_type(dtype, elements, storage)
@@ -198,7 +202,7 @@ def allocate_array(t: Translation, target: ir.Var, shape: tuple[int, ...], what:
         array_type = f"memref<{elements}x{dtype.storage}, #spirv.storage_class<{storage}>>"
         t.allocas.append(f"{name} = memref.alloca() : {array_type}")
     dims = tuple(t.b.index_constant(n) for n in shape)
-    return ArrayValue(target.name, name, dtype, dims, memref_type=array_type,
+    return ArrayValue(target.name, name, dtype, dims, memref_type=array_type, is_complex=is_complex,
                       storage=storage if storage == "Workgroup" else None)
 
 

@@ -31,6 +31,7 @@ a reshape to another size is not compared in the kernel.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 
 import numpy as np
@@ -161,11 +162,26 @@ def _array_expression(t: Translation, inner: Parfor) -> tuple[ir.Assign, ir.SetI
                for stmt in statements):
         return None
     written = written_arrays(t)
+    body = [stmt for stmt, _ in body_statements(t.parfor)]
+    names = _names_of(array, body)
     if any(array_root(t, var) in written for stmt in statements for var in stmt.list_vars()) or any(
-            array_written(t, stmt) == array for stmt, _ in body_statements(t.parfor)
-            if stmt is not store):
+            array_written(t, stmt) in names for stmt in body if stmt is not store):
         return None
     return allocation, store, statements
+
+
+def _names_of(array: str, body: list[ir.Stmt]) -> set[str]:
+    """``array`` and the variables assigned it in ``body``, directly or through
+    one another (``T.2 = T`` where a loop carries ``T``)."""
+    names = {array}
+    copies = [(stmt.value.name, stmt.target.name) for stmt in body
+              if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)]
+    grown = True
+    while grown:
+        found = {target for source, target in copies if source in names} - names
+        names |= found
+        grown = bool(found)
+    return names
 
 
 def array_root(t: Translation, var: ir.Var) -> str | None:
@@ -216,11 +232,13 @@ def _reshape(t: Translation, expr: ir.Expr, target: ir.Var) -> ComputedArray:
 
 
 def _reshaped(t: Translation, source: Readable, shape: ir.Var | list[ir.Var],
-              loc: ir.Loc) -> ComputedArray:
+              loc: ir.Loc) -> ComputedArray | ArrayValue:
     """``source`` in ``shape``: the element at a position is ``source``'s at
-    the same flat index (row-major, as reshaping a C-contiguous array)."""
-    if isinstance(source, ArrayValue) and (source.strides is not None or source.gather is not None
-                                           or source.is_complex):
+    the same flat index (row-major, as reshaping a C-contiguous array). Of an
+    array the work-item made, a view of its memory, which stores reach
+    (dpnp.zeros' fill, ``a.reshape(a.size)[:] = 0``)."""
+    if isinstance(source, ArrayValue) and (source.strides is not None
+                                           or source.gather is not None):
         raise UnsupportedError(
             f"{where(loc)}: reshape of a view of '{user_names([source.var])}' that is not "
             "contiguous in a parfor body (reshape its .copy())")
@@ -236,8 +254,10 @@ def _reshaped(t: Translation, source: Readable, shape: ir.Var | list[ir.Var],
                                "shape of integers that are not negative")
     b = t.b
     dims = tuple(arith.cast(b, v, INDEX) for v in items)
+    if isinstance(source, ArrayValue) and source.var not in t.arrays:
+        return dataclasses.replace(source, dims=dims)
 
-    def element(position: list[Value]) -> Value:
+    def element(position: list[Value]) -> Value | Complex:
         flat = memref.linear_index(b, position, dims)
         source_position = []
         for dim in reversed(source.dims):
