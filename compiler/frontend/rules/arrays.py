@@ -77,8 +77,12 @@ def read_element(t: Translation, array: ArrayValue, indices: list[Value],
     """``array``'s element at ``indices`` (one per dimension): a number, or
     of a complex array a Complex."""
     note_use(t, array, reads=True)
-    offsets = _float_offsets(t.b, array, element_offset(t, array, indices, loc))
-    loaded = [load_element(t.b, array, at) for at in offsets]
+    return load_number(t.b, array, element_offset(t, array, indices, loc))
+
+
+def load_number(b: Builder, array: ArrayValue, offset: Value) -> Value | Complex:
+    """``array``'s element at flat ``offset``: a number, or a Complex."""
+    loaded = [load_element(b, array, at) for at in _float_offsets(b, array, offset)]
     return Complex(*loaded) if array.is_complex else loaded[0]
 
 

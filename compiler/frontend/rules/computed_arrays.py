@@ -63,6 +63,7 @@ from ..usm import USMArray, empty_usm
 from .arrays import (
     element_loops,
     element_offset,
+    load_number,
     note_use,
     read_element,
     refuse_masked_use,
@@ -342,12 +343,13 @@ def update_view(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
     b = t.b
     note_use(t, view, reads=True, writes=True)
     with element_loops(t, view) as position:
+        offset = element_offset(t, view, position, expr.loc)
         term = operand if isinstance(operand, (Value, Complex)) else \
             element_at(t, operand, position, expr.loc)
-        old = read_element(t, view, position, expr.loc)
+        old = load_number(b, view, offset)
         new = rule(b, [as_element(b, v, view.dtype, view.is_complex) for v in (old, term)],
                    view.dtype)
-        write_element(t, view, element_offset(t, view, position, expr.loc), new, expr.loc)
+        write_element(t, view, offset, new, expr.loc)
     return view
 
 
