@@ -774,6 +774,71 @@ def test_body_arrays_that_cannot_be_computed_where_read_are_refused_by_name(
         assert str(refusal.value).startswith(expected)
 
 
+# ---- slice stores between views of one array ------------------------------------
+
+
+def shift_rows_right(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, 1:] = x[i, :-1]
+    return x
+
+
+def shift_rows_left(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, :-1] = x[i, 1:]
+    return x
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+@pytest.mark.parametrize("function", [shift_rows_right, shift_rows_left])
+def test_slice_store_from_another_view_of_the_array_is_refused_by_name(function, inputs):
+    """NumPy reads the whole right side before it stores; the serial loop in
+    the work-item would read elements it has already written (Numba's
+    ``parallel=True`` answers wrongly for ``shift_rows_right``)."""
+    x = np.arange(20.0).reshape(4, 5)
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        run_on_device(function, x, inputs=inputs)
+    assert str(refusal.value) == (
+        f"{__file__}:{function.__code__.co_firstlineno + 2}: store to a view of 'x' from "
+        "another view of it in a parfor body")
+
+
+def store_to_the_view_it_reads(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, 1:] = x[i, 1:]
+    return x
+
+
+def rows_copied_to_another_array(x, out):
+    for i in numba.prange(x.shape[0]):
+        out[i, :] = x[i, :]
+    return out
+
+
+def row_updated_in_place(x, y):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row += y[i]
+    return x
+
+
+def row_scaled_by_a_nested_prange(x, y):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        for j in numba.prange(row.shape[0]):
+            row[j] = row[j] * 2.0 + y[i, j]
+    return x
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_stores_to_the_view_they_read_or_to_another_array_stay_offloaded(inputs):
+    x, y = np.arange(20.0).reshape(4, 5), np.linspace(0.0, 1.0, 20).reshape(4, 5)
+    check_offloaded(store_to_the_view_it_reads, x, inputs=inputs)
+    check_offloaded(rows_copied_to_another_array, x, np.zeros((4, 5)), inputs=inputs)
+    check_offloaded(row_updated_in_place, x, y, inputs=inputs)
+    check_offloaded(row_scaled_by_a_nested_prange, x, y, inputs=inputs)
+
+
 # ---- complex functions -------------------------------------------------------------
 
 

@@ -76,7 +76,7 @@ def _dot_sizes_check(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
     first, second = expr.args
     message = _DOT_SIZES[t.typemap[expr.func.name].typing_key]
     dimensions = _dimension_of(t, _defined(t, first)), _dimension_of(t, _defined(t, second))
-    if not (_same_value(t, first, second) or checked_by_the_host(
+    if not (same_value(t, first, second) or checked_by_the_host(
             t, _size(t, first), _size(t, second), message, expr.loc, ValueError)
             or None not in dimensions and equal_extents(t, *dimensions, message, expr.loc,
                                                         ValueError)):
@@ -258,9 +258,9 @@ def _slice_length(t: Translation, definition: object) -> Origin | None:
     if wraps[0] is None or wraps[1] is None and not from_zero:
         return None
     (stop, size), (start, other_size) = wraps[0], wraps[1] or (None, None)
-    if not (from_zero or _same_value(t, size, other_size)):
+    if not (from_zero or same_value(t, size, other_size)):
         return None
-    is_extent = _same_value(t, stop, size)
+    is_extent = same_value(t, stop, size)
     first = None if start is None or _constant(t, start) == 0 else start  # 0 is the default
     return ((first, False), (stop, is_extent), (None, False)), t.value(size)
 
@@ -317,7 +317,7 @@ def _same_bound(t: Translation, bound: Bound, other: Bound) -> bool:
     (var, is_extent), (other_var, other_is_extent) = bound, other
     if var is None or other_var is None:
         return var is other_var or is_extent and other_is_extent
-    return _same_value(t, var, other_var) or is_extent and other_is_extent
+    return same_value(t, var, other_var) or is_extent and other_is_extent
 
 
 def _defined(t: Translation, var: ir.Var) -> object:
@@ -349,7 +349,7 @@ _PURE_EXPRESSIONS = ("getattr", "getitem", "static_getitem", "build_tuple", "cal
 _CONSTANTS = (ir.Const, ir.Global, ir.FreeVar)
 
 
-def _same_value(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) -> bool:
+def same_value(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) -> bool:
     """Whether ``first`` and ``second`` are computed alike in the body from
     the same values (``a[j, :].shape[0]`` twice), so hold the same value."""
     if first.name == second.name:
@@ -358,7 +358,7 @@ def _same_value(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) -
     if depth > 8 or ones is None or others is None:
         return False
     if isinstance(ones, ir.Var) or isinstance(others, ir.Var):
-        return _same_value(t, ones if isinstance(ones, ir.Var) else first,
+        return same_value(t, ones if isinstance(ones, ir.Var) else first,
                            others if isinstance(others, ir.Var) else second, depth + 1)
     if isinstance(ones, _CONSTANTS) and isinstance(others, _CONSTANTS):
         return type(ones.value) is type(others.value) and ones.value == others.value
@@ -380,7 +380,7 @@ def _same_value(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) -
                 e.fn if e.op in ("binop", "unary") else None) for e in (ones, others)]
     operands = [e.list_vars() for e in (ones, others)]
     return statics[0] == statics[1] and len(operands[0]) == len(operands[1]) and all(
-        _same_value(t, a, b, depth + 1) for a, b in zip(*operands))
+        same_value(t, a, b, depth + 1) for a, b in zip(*operands))
 
 
 def _dimension_of(t: Translation, definition: object) -> tuple[ir.Var, int] | None:
@@ -402,10 +402,10 @@ def _same_dimension(t: Translation, first: ir.Var, second: ir.Var, axis: int,
     equal: one array, or views of one array that slice alike where that
     dimension comes from (``A[i, :j]`` and ``A[j, :j]``: the integer indices
     may differ)."""
-    if _same_value(t, first, second, depth):
+    if same_value(t, first, second, depth):
         return True
     views = _view_of(t, first), _view_of(t, second)
-    if None in views or not _same_value(t, views[0][0], views[1][0], depth + 1):
+    if None in views or not same_value(t, views[0][0], views[1][0], depth + 1):
         return False
     (_, indices), (_, other_indices) = views
     sliced = [[k for k, item in enumerate(items)
@@ -416,7 +416,7 @@ def _same_dimension(t: Translation, first: ir.Var, second: ir.Var, axis: int,
     if axis >= len(sliced[0]):  # a dimension of the array past the indices
         return True
     position = sliced[0][axis]
-    return _same_value(t, indices[position], other_indices[position], depth + 1)
+    return same_value(t, indices[position], other_indices[position], depth + 1)
 
 
 def _view_of(t: Translation, var: ir.Var) -> tuple[ir.Var, list[ir.Var]] | None:

@@ -10,21 +10,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from numba.core import ir
+from numba.core import ir, types
 from numba.parfors.parfor import Parfor, init_prange
 
 from ...dialects import INDEX, ScalarType, Value, arith
 from ...errors import UnsupportedError
 from ..translation import (
+    ArrayValue,
     MaskedArray,
     Translation,
     call_rule,
     emit_blocks,
     expression_rule,
+    nested_statements,
     statement_rule,
     translate_statement,
+    user_names,
     where,
 )
+from .body_checks import same_value
 from .computed_arrays import contract_parfor, mask_holds, masked_iteration
 
 
@@ -109,7 +113,47 @@ def _nested_parfor(t: Translation, inner: Parfor) -> None:
         return
     for stmt in inner.init_block.body:
         translate_statement(t, stmt)
+    _refuse_overlapping_views(t, inner)
     _serial_nest(t, inner, 0, masked_iteration(t, inner))
+
+
+def _refuse_overlapping_views(t: Translation, inner: Parfor) -> None:
+    """Refuse ``inner`` where it stores to a view of an array and loads from
+    another view of it (``x[i, 1:] = x[i, :-1]``): NumPy reads the whole
+    right side before it writes, the serial loops would read elements they
+    have just written. Views indexed alike (``x[i, :] = x[i, :] * 2``) are
+    one view, each element read before it is written."""
+    statements = [stmt for stmt, _ in nested_statements(inner.loop_body.values())]
+    defined = {stmt.target.name for stmt in statements if isinstance(stmt, ir.Assign)}
+
+    def outer_view(var: ir.Var) -> ArrayValue | None:  # a view from the prange body
+        if var.name in defined or not isinstance(t.typemap[var.name], types.Array):
+            return None
+        array = t.lookup(var)
+        return array if isinstance(array, ArrayValue) and array.var != var.name else None
+
+    loaded = [stmt.value.value for stmt in statements if isinstance(stmt, ir.Assign)
+              and isinstance(stmt.value, ir.Expr)
+              and stmt.value.op in ("getitem", "static_getitem")]
+    for store in statements:
+        if not isinstance(store, (ir.SetItem, ir.StaticSetItem)):
+            continue
+        written = outer_view(store.target)
+        for source in loaded if written is not None else ():
+            read = outer_view(source)
+            if read is not None and read.var == written.var and \
+                    not same_value(t, _updated_view(t, store.target), _updated_view(t, source)):
+                raise UnsupportedError(
+                    f"{where(store.loc)}: store to a view of '{user_names([written.var])}' "
+                    "from another view of it in a parfor body")
+
+
+def _updated_view(t: Translation, var: ir.Var) -> ir.Var:
+    """The view ``var`` is: an in-place operator's result is its left operand
+    (``C[:i, j] += v`` stores that result back to ``C[:i, j]``)."""
+    definition = t.definition(var)
+    return definition.lhs if isinstance(definition, ir.Expr) and \
+        definition.op == "inplace_binop" else var
 
 
 def _serial_nest(t: Translation, inner: Parfor, axis: int,
