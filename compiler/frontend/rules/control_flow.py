@@ -121,8 +121,9 @@ def _refuse_overlapping_views(t: Translation, inner: Parfor) -> None:
     """Refuse ``inner`` where it stores to a view of an array and loads from
     another view of it (``x[i, 1:] = x[i, :-1]``): NumPy reads the whole
     right side before it writes, the serial loops would read elements they
-    have just written. Views indexed alike (``x[i, :] = x[i, :] * 2``) are
-    one view, each element read before it is written."""
+    have just written. Views indexed alike (``x[i, 1:] = x[i, 1:]``, the
+    store back of ``C[:i, j] += v``) are one view, each element read before
+    it is written."""
     statements = [stmt for stmt, _ in nested_statements(inner.loop_body.values())]
     defined = {stmt.target.name for stmt in statements if isinstance(stmt, ir.Assign)}
 
