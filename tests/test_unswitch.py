@@ -3,6 +3,8 @@ host launching the side whose condition holds."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from device_support import launched_kernels
@@ -96,5 +98,8 @@ def test_the_host_launches_the_side_of_the_strides(step, usm, capfd):
     if usm:
         a, out = xpuc.asarray(base)[:, ::step], xpuc.asarray(np.zeros_like(base))[:, ::step]
     names = launched_kernels(capfd, lambda: interior_average(a, out))
-    assert names == ["interior_average_parfor0_kernel" + ("_unit" if step == 1 else "")]
+    # one launch, of the side for the strides (on USM arrays the parfors before
+    # it in the numbering are the overlap copies of a's views, compiled, not run)
+    assert len(names) == 1 and re.fullmatch(
+        r"interior_average_parfor\d+_kernel" + ("_unit" if step == 1 else ""), names[0])
     np.testing.assert_allclose(dpt.asnumpy(out) if usm else out, expected, rtol=1e-15)
