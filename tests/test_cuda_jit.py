@@ -525,6 +525,7 @@ def test_stores_reading_the_memory_they_write_give_numpys_answer(function, shape
     data = np.random.default_rng(3).random(shape)
     expected = data.copy()
     function.py_func(expected)
+    launches = xpuc.stats()["kernel_launches"]
     if kind == "cupy":
         cp = _library("cupy")
         array = cp.asarray(data)
@@ -534,4 +535,5 @@ def test_stores_reading_the_memory_they_write_give_numpys_answer(function, shape
         got = data.copy()
         with xpuc.device_context("cuda:0"):
             function(got)
+    assert xpuc.stats()["kernel_launches"] > launches  # the store ran on the GPU
     np.testing.assert_array_equal(got, expected)
