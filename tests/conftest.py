@@ -15,9 +15,9 @@ import pytest
 from intel_gpu_builds import (  # noqa: F401  (conftest's: a fixture and hooks pytest finds here)
     builds_for_intel_gpus,
     pytest_report_header,
-    pytest_sessionfinish,
     pytest_terminal_summary,
 )
+from intel_gpu_builds import pytest_sessionfinish as _finish_intel_gpu_builds
 
 import xpuc.runtime
 
@@ -59,6 +59,14 @@ def _check_ptx(path: str, name: str) -> None:
                            capture_output=True, text=True)
     if check.returncode != 0:
         pytest.fail(f"invalid PTX {name}: {check.stdout}{check.stderr}")
+
+
+def pytest_sessionfinish(session) -> None:
+    """After the last Intel GPU builds, the dumped kernels go, unless the
+    session failed: then they stay for the failures that name them."""
+    _finish_intel_gpu_builds(session)
+    if session.exitstatus == 0:
+        shutil.rmtree(_dump_dir, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
