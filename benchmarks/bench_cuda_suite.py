@@ -753,7 +753,12 @@ def main() -> None:
     parser.add_argument("--leave-out", action="append", default=[],
                         choices=[XPUC_NUMPY, XPUC_CUPY, *PEERS],
                         help="a path not to run (repeatable)")
+    # float32 alone: for a process run under XPUC_FP64=0, where xpuc types Python
+    # floats as float32 (NumPy 2's weak scalars) and refuses float64
+    parser.add_argument("--dtype", action="append", choices=["float32", "float64"],
+                        help="only this precision (repeatable; both by default)")
     options = parser.parse_args()
+    precisions = [np.dtype(name).type for name in options.dtype or ("float32", "float64")]
     record = {"gpu": gpu(), "versions": versions(), "numba-cuda": NUMBA_CUDA_NOTE,
               "repeat": options.repeat, "roof_gb_s": copy_roof_gb_s(), "results": []}
     print(json.dumps({k: v for k, v in record.items() if k != "results"}, indent=1), flush=True)
@@ -767,7 +772,7 @@ def main() -> None:
         # a workload of no float arrays (Mandelbrot: scalars in, counts out)
         # is the same in both
         floats = any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in inputs)
-        for dtype in (np.float32, np.float64) if floats else (np.float64,):
+        for dtype in precisions if floats else (np.float64,):
             started = time.perf_counter()
             found = run_workload(workload, dtype, scale, memory_bound, options.repeat,
                                  frozenset(options.leave_out))
