@@ -74,6 +74,35 @@ def test_a_stencil_with_a_float_literal_stays_float32(no_fp64):
     np.testing.assert_allclose(out, expected, rtol=1e-6)
 
 
+def jacobi_steps(grid, steps):
+    # ``grid`` and ``other`` are assigned twice (the swap), and ``grid.shape``
+    # read through them: the float32 rewrite runs before Numba's SSA
+    other = grid * 1.0
+    for _ in range(steps):
+        for r in numba.prange(grid.shape[0] - 2):
+            for j in range(1, grid.shape[1] - 1):
+                other[r + 1, j] = 0.25 * (grid[r, j] + grid[r + 2, j]
+                                          + grid[r + 1, j - 1] + grid[r + 1, j + 1])
+        grid, other = other, grid
+    return grid
+
+
+def test_a_function_that_swaps_its_arrays_in_a_loop(no_fp64):
+    a = np.random.default_rng(1).random((20, 16), dtype=np.float32)
+    out, launches = launched(xpuc.jit(jacobi_steps), a.copy(), 3)
+    assert out.dtype == np.float32 and launches == 1 + 3  # grid * 1.0, then a step each
+    np.testing.assert_allclose(out, _jacobi_steps_in_numpy(a, 3), rtol=1e-5)
+
+
+def _jacobi_steps_in_numpy(grid, steps):
+    grid, other = grid.copy(), grid.copy()
+    for _ in range(steps):
+        other[1:-1, 1:-1] = np.float32(0.25) * (grid[:-2, 1:-1] + grid[2:, 1:-1]
+                                                + grid[1:-1, :-2] + grid[1:-1, 2:])
+        grid, other = other, grid
+    return grid
+
+
 def test_float_globals_and_float_arguments_are_float32(no_fp64):
     a = np.linspace(-3, 3, 1000, dtype=np.float32)
     function = xpuc.jit(axpy)

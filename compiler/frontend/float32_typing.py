@@ -24,13 +24,25 @@ from types import ModuleType
 import numpy as np
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.ir_utils import build_definitions, guard
+from numba.core.ir_utils import build_definitions
 from numba.core.typed_passes import type_inference_stage
 
 
 def python_float_type(fp64: bool) -> types.Float:
     """The type of a Python float argument on a device with or without fp64."""
     return types.float64 if fp64 else types.float32
+
+
+def _single_definition(func_ir: ir.FunctionIR, var: ir.Var) -> ir.Inst | None:
+    """What ``var`` is assigned (through copies ``b = a``), when each name on
+    the way is assigned once. These passes run before Numba's SSA: a name the
+    function assigns twice (``a, b = b, a`` in a loop) has several
+    definitions, where Numba's lookup raises KeyError."""
+    definition: ir.Inst | None = var
+    while isinstance(definition, ir.Var):
+        definitions = func_ir._definitions.get(definition.name, ())
+        definition = definitions[0] if len(definitions) == 1 else None
+    return definition
 
 
 def _float32_value(func_ir: ir.FunctionIR, value: ir.Inst) -> object | None:
@@ -43,7 +55,7 @@ def _float32_value(func_ir: ir.FunctionIR, value: ir.Inst) -> object | None:
             return ir.Global("float32", np.float32, value.loc)
     elif isinstance(value, ir.Expr) and value.op == "getattr":
         # math.pi, np.inf: a module's float
-        module = guard(func_ir.get_definition, value.value)
+        module = _single_definition(func_ir, value.value)
         if isinstance(module, (ir.Global, ir.FreeVar)) and isinstance(module.value, ModuleType):
             found = getattr(module.value, value.attr, None)
             if type(found) is float:
@@ -101,7 +113,7 @@ def _int_literal(func_ir: ir.FunctionIR, var: ir.Var) -> ir.Const | None:
     variable of the user's holding an int may meet ints elsewhere)."""
     if not var.is_temp:
         return None
-    definition = guard(func_ir.get_definition, var)
+    definition = _single_definition(func_ir, var)
     if isinstance(definition, ir.Const) and type(definition.value) is int:
         return definition
     return None
