@@ -168,6 +168,26 @@ def test_int_literals_beside_float32_stay_float32(no_fp64):
     np.testing.assert_allclose(result, (a * 2 + 1) / 3, rtol=1e-6)
 
 
+def int_variables(a, out, x0, dx):
+    n = a.shape[0]
+    for i in numba.prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = a[i] * n + (x0 + j * dx)
+
+
+def test_int_variables_beside_float32_are_float32(no_fp64):
+    # n (a shape) and j (a range's index) are Python ints, weak beside
+    # float32 in NumPy 2; Numba would compute the products in float64
+    a = np.linspace(-1, 1, 12, dtype=np.float32)
+    out = np.zeros((12, 7), dtype=np.float32)
+    function = xpuc.jit(int_variables)
+    _, launches = launched(function, a, out, -0.5, 0.25)
+    assert launches == 1 and "f64" not in function.inspect_mlir("spirv")
+    expected = (a[:, None] * np.float32(12)
+                + (np.float32(-0.5) + np.arange(7, dtype=np.float32) * np.float32(0.25)))
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
 def quarters(out):
     for i in numba.prange(out.shape[0]):
         out[i] = min(float(i) / 4, np.inf)
@@ -205,17 +225,10 @@ def integer_division(a):
         a[i] = i / a.shape[0]
 
 
-def int_variable(a):
-    n = a.shape[0]
-    for i in numba.prange(n):
-        a[i] = a[i] * n
-
-
 @pytest.mark.parametrize("function, dtype, text", [
     (float64_array, np.float64, "return a * 2.0"),
     (float64_value, np.float32, "np.float64(a[i]) / 3"),
     (integer_division, np.float32, "i / a.shape[0]"),
-    (int_variable, np.float32, "a[i] * n"),
 ])
 def test_float64_is_refused_before_any_build(no_fp64, function, dtype, text):
     xpuc.reset_stats()

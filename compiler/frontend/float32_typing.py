@@ -8,13 +8,14 @@ function float32 before Numba types it: float literals, float globals
 (``math.pi``, ``np.inf``) and ``float(...)``; float scalar arguments are typed
 float32 by the dispatcher and the kernel launcher (``python_float_type``).
 float32 data then stays float32, and a sum seeded with ``0.0`` accumulates in
-float32. Python ints are weak beside float32 too (``x / 2``, ``a * 2``,
-``x > 0``): where Numba would widen float32 and an int literal to float64,
-the literal becomes a float32 constant (``WeakIntLiterals``). What still
-needs float64 (float64 arrays, ``np.float64(...)``, true division of
-integers, float32 with int variables) is left as Numba types it, and refused
-before any build by the spirv stage's check, naming fp64, the target and the
-line.
+float32. Ints are weak beside float32 too (``x / 2``, ``a * 2``, ``x > 0``,
+``j * dx``, ``a[i] * n``): where Numba would widen float32 and an int to
+float64, a literal becomes a float32 constant and a variable is converted to
+float32 where it is used (``WeakIntLiterals``): NumPy 2 does so for a
+Python int (a shape, a range's index), and Numba types every int scalar
+alike. What still needs float64 (float64 arrays, ``np.float64(...)``, true
+division of integers) is left as Numba types it, and refused before any
+build by the spirv stage's check, naming fp64, the target and the line.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from types import ModuleType
 import numpy as np
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.ir_utils import build_definitions
+from numba.core.ir_utils import build_definitions, mk_unique_var
 from numba.core.typed_passes import type_inference_stage
 
 
@@ -121,10 +122,11 @@ def _int_literal(func_ir: ir.FunctionIR, var: ir.Var) -> ir.Const | None:
 
 @register_pass(mutates_CFG=False, analysis_only=False)
 class WeakIntLiterals(FunctionPass):
-    """Make float32 each int literal that a binary operation pairs with a
-    float32 value or array (Numba would compute the pair in float64, NumPy 2
-    in float32), as typing the function finds them, before it is typed for
-    good."""
+    """Make float32 each int that a binary operation pairs with a float32
+    value or array (Numba would compute the pair in float64, NumPy 2 in
+    float32, a Python int being weak), as typing the function finds them,
+    before it is typed for good: a literal becomes a float32 constant, an int
+    variable (``j * dx``, ``a[i] * n``) is converted where it is used."""
 
     _name = "xpuc_weak_int_literals"
 
@@ -139,23 +141,48 @@ class WeakIntLiterals(FunctionPass):
                                           None, state.locals, raise_errors=False)
             if typing.typing_errors:  # typing for good reports them
                 break
-            literals = []
+            literals, conversions = [], []
             for block in func_ir.blocks.values():
-                for expr in block.find_exprs():
-                    if expr.op not in ("binop", "inplace_binop"):
+                for stmt in block.body:
+                    expr = stmt.value if isinstance(stmt, ir.Assign) else None
+                    if not isinstance(expr, ir.Expr) or expr.op not in ("binop",
+                                                                         "inplace_binop"):
                         continue
                     widens = _widens(typing.calltypes.get(expr))
-                    for literal, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
-                        const = _int_literal(func_ir, literal)
+                    for side, other in (("lhs", expr.rhs), ("rhs", expr.lhs)):
                         other_type = typing.typemap.get(other.name)
                         # an array expression types float32 here, but its
                         # parfor computes each element as the scalars do
-                        if const is not None and _is_float32(other_type) and (
-                                widens or isinstance(other_type, types.Array)):
+                        if not (_is_float32(other_type)
+                                and (widens or isinstance(other_type, types.Array))):
+                            continue
+                        operand = getattr(expr, side)
+                        const = _int_literal(func_ir, operand)
+                        if const is not None:
                             literals.append(const)
-            if not literals:
+                        elif isinstance(typing.typemap.get(operand.name), types.Integer):
+                            conversions.append((block, stmt, side))
+            if not literals and not conversions:
                 break
             for const in literals:
                 const.value = np.float32(const.value)
+            for block, stmt, side in conversions:
+                _convert_to_float32(block, stmt, side)
+            func_ir._definitions = build_definitions(func_ir.blocks)
             changed = True
         return changed
+
+
+def _convert_to_float32(block: ir.Block, stmt: ir.Assign, side: str) -> None:
+    """Pass ``np.float32(operand)`` as the ``side`` operand of the binary
+    operation ``stmt`` assigns, converted just before it."""
+    expr, loc = stmt.value, stmt.loc
+    operand = getattr(expr, side)
+    function = ir.Var(block.scope, mk_unique_var("$float32"), loc)
+    converted = ir.Var(block.scope, mk_unique_var(f"{operand.name}_float32"), loc)
+    at = block.body.index(stmt)
+    block.body[at:at] = [
+        ir.Assign(ir.Global("float32", np.float32, loc), function, loc),
+        ir.Assign(ir.Expr.call(function, (operand,), (), loc), converted, loc),
+    ]
+    setattr(expr, side, converted)
