@@ -292,6 +292,9 @@ OVERHEAD_TURN = 100
 # runs the kernel of xpuc's one-parfor call (what the device charges for it)
 BARRIER, EMPTY_KERNEL = "empty dpctl submit+wait (barrier)", "empty kernel, dpctl submit+wait"
 PARFOR_KERNEL = "the 1-parfor call's kernel, dpctl submit+wait"
+# the peer of the many-parfor call: its kernels submitted and waited for one after
+# another, as its launches are (the device's own cost of back-to-back launches)
+PARFOR_KERNELS = f"the {PARFORS_IN_MANY}-parfor call's kernels, dpctl submit+wait each"
 # ratios among the overheads (issue 31's targets: at most 1.5 and at most 5)
 KERNEL_TO_CALL = "explicit kernel launch / 1-parfor call, USM (×)"
 HOST_TO_NUMBA = "1-parfor call kept on the host / Numba parallel's, NumPy (×)"
@@ -324,8 +327,9 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     one parfor on a USM array and on a NumPy array in a device context
     (launched, and kept on the host by the cost model, next to
     ``numba.njit(parallel=True)`` of the same function), and one with
-    ``PARFORS_IN_MANY`` on a USM array; the two USM calls' difference splits
-    the cost into a part per launched parfor (the slope) and a part per call,
+    ``PARFORS_IN_MANY`` on a USM array, next to dpctl's submit+wait of its
+    kernels one after another; the two USM calls' difference splits
+    the cost into a part per launched parfor (the slope, next to dpctl's) and a part per call,
     and the one-parfor USM call less its kernel's dpctl submit is xpuc's own."""
     def increment(a):
         for i in numba.prange(a.shape[0]):
@@ -350,16 +354,25 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     empty_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
     tiny_usm, tiny_numpy = xpuc.asarray(np.zeros(1), queue=queue), np.zeros(1)
     one_parfor(tiny_usm)
-    ((name, spirv),) = one_parfor.inspect_spirv().items()
-    parfor_kernel = dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
+    four_parfors(tiny_usm)
+    parfor_kernel, *many_kernels = [
+        dpctl.program.create_program_from_spirv(queue, spirv).get_sycl_kernel(name)
+        for function in (one_parfor, four_parfors)
+        for name, spirv in sorted(function.inspect_spirv().items())]
     # the array, and the element its work-items start from (passes/aligned_lanes.py)
-    assert parfor_kernel.num_args == 2, "the one-parfor kernel takes the array and its first"
+    assert all(k.num_args == 2 for k in [parfor_kernel, *many_kernels]), (
+        "each parfor kernel takes the array and its first element")
+    parfor_args = [tiny_usm.usm_data, ctypes.c_int64(0)]
+
+    def many_kernels_waited() -> None:
+        for kernel in many_kernels:
+            queue.submit(kernel, parfor_args, [1]).wait()
     one_usm, many_usm = "xpuc call, 1 parfor, USM", f"xpuc call, {PARFORS_IN_MANY} parfors, USM"
     kernel_usm = "xpuc explicit kernel k[1](a), USM (the 1-parfor call's work)"
     runs = {BARRIER: lambda: queue.submit_barrier().wait(),
             EMPTY_KERNEL: lambda: queue.submit(empty_kernel, [], [1]).wait(),
-            PARFOR_KERNEL: lambda: queue.submit(
-                parfor_kernel, [tiny_usm.usm_data, ctypes.c_int64(0)], [1]).wait(),
+            PARFOR_KERNEL: lambda: queue.submit(parfor_kernel, parfor_args, [1]).wait(),
+            PARFOR_KERNELS: many_kernels_waited,
             one_usm: lambda: one_parfor(tiny_usm),
             NUMPY_LAUNCHED: lambda: one_parfor(tiny_numpy),
             NUMPY_ON_HOST: lambda: one_parfor(tiny_numpy),
@@ -383,6 +396,8 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
     found = {name: statistics.median(times) * 1e3 for name, times in samples.items()}
     one, many = found[one_usm], found[many_usm]
     found["per launched parfor (slope)"] = (many - one) / (PARFORS_IN_MANY - 1)
+    found["per launched parfor, dpctl's kernels (slope)"] = (
+        found[PARFOR_KERNELS] - found[PARFOR_KERNEL]) / (PARFORS_IN_MANY - 1)
     found["per call, besides its parfors"] = one - found["per launched parfor (slope)"]
     found["xpuc's own, 1 parfor, USM (call less its kernel's dpctl submit+wait)"] = (
         one - found[PARFOR_KERNEL])
