@@ -114,6 +114,7 @@ STATS_FIELDS: tuple[str, ...] = (
     "usm_allocs",
     "usm_frees",
     "host_parfors",  # parfors the cost model ran on the host (xpuc_parfor_on_host)
+    "device_waits",  # times the host blocked on a device (a call's start, launches, copies)
 )
 
 # ---- the type notation --------------------------------------------------------

@@ -36,7 +36,11 @@ static int cuda_copy(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
 {
     (void)direction; /* the CUDA runtime's message names the copy */
     int status = xpuc_cuda_copy(q->cuda_device, q->cuda_stream, dst, src, nbytes);
-    return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
+    if (status != XPUC_OK)
+        return cuda_failed(status);
+    if (nbytes > 0) /* queued on the stream and waited for */
+        COUNT(device_waits, 1);
+    return XPUC_OK;
 }
 
 static bool cuda_is_device_memory(xpuc_queue *q, const void *ptr)
@@ -64,7 +68,10 @@ static int cuda_wait_caller(xpuc_queue *q)
     void *gil = gil_release();
     int status = xpuc_cuda_synchronize(q->cuda_device, q->cuda_stream);
     gil_restore(gil);
-    return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
+    if (status != XPUC_OK)
+        return cuda_failed(status);
+    COUNT(device_waits, 1);
+    return XPUC_OK;
 }
 
 static int cuda_launch(xpuc_queue *q, const void *ptx, int64_t length, uint64_t hash,
@@ -82,6 +89,8 @@ static int cuda_launch(xpuc_queue *q, const void *ptx, int64_t length, uint64_t 
                                   kernel_name, arg_slots, arg_kinds, nargs, global, local, ndim);
     gil_restore(gil);
     *ran = status == XPUC_OK && !empty;
+    if (*ran) /* xpuc_cuda_launch waited for the stream */
+        COUNT(device_waits, 1);
     return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
 }
 

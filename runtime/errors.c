@@ -30,6 +30,7 @@ void xpuc_get_stats(xpuc_stats *out)
     out->usm_allocs = __atomic_load_n(&runtime_stats.usm_allocs, __ATOMIC_RELAXED);
     out->usm_frees = __atomic_load_n(&runtime_stats.usm_frees, __ATOMIC_RELAXED);
     out->host_parfors = __atomic_load_n(&runtime_stats.host_parfors, __ATOMIC_RELAXED);
+    out->device_waits = __atomic_load_n(&runtime_stats.device_waits, __ATOMIC_RELAXED);
 }
 
 void xpuc_reset_stats(void)
@@ -42,6 +43,7 @@ void xpuc_reset_stats(void)
     __atomic_store_n(&runtime_stats.usm_allocs, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&runtime_stats.usm_frees, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&runtime_stats.host_parfors, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&runtime_stats.device_waits, 0, __ATOMIC_RELAXED);
 }
 
 int no_call(const char *what)

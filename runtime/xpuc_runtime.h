@@ -71,6 +71,7 @@ typedef struct {
     int64_t usm_allocs;
     int64_t usm_frees;
     int64_t host_parfors; /* parfors the cost model ran on the host */
+    int64_t device_waits; /* host waits on a device: a call's start, launches, copies */
 } xpuc_stats;
 
 /* Queues: wrap a DPCTLSyclQueueRef. The wrapper keeps a copy of it (so the

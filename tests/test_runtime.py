@@ -87,6 +87,7 @@ def test_stats_keys_and_reset(queue):
         "usm_allocs": 0,
         "usm_frees": 0,
         "host_parfors": 0,
+        "device_waits": 0,
     }
 
 
@@ -280,6 +281,8 @@ def test_buffers_are_reused_within_a_call(queue):
         "usm_allocs": 1,
         "usm_frees": 1,
         "host_parfors": 0,
+        # the caller's queue at call_begin, and the three copies
+        "device_waits": 4,
     }
 
 

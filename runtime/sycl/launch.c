@@ -119,6 +119,7 @@ int submit_kernel(xpuc_queue *q, const void *spirv, int64_t spirv_len, uint64_t 
     DPCTLEvent_Wait(e);
     gil_restore(gil);
     DPCTLEvent_Delete(e);
+    COUNT(device_waits, 1);
     *ran = true;
     return XPUC_OK;
 }

@@ -56,6 +56,7 @@ int memcpy_wait(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
     DPCTLEvent_Wait(e);
     gil_restore(gil);
     DPCTLEvent_Delete(e);
+    COUNT(device_waits, 1);
     return XPUC_OK;
 }
 

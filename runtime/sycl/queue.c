@@ -20,6 +20,7 @@ static int sycl_wait_caller(xpuc_queue *q)
     void *gil = gil_release();
     DPCTLQueue_Wait(q->caller);
     gil_restore(gil);
+    COUNT(device_waits, 1);
     return XPUC_OK;
 }
 
