@@ -111,6 +111,7 @@ STATS_FIELDS: tuple[str, ...] = (
     "kernel_cache_hits",  # launches that found their kernel built
     "h2d_bytes",
     "d2h_bytes",
+    "d2d_bytes",  # copies within device memory (xpuc_device_copy)
     "usm_allocs",
     "usm_frees",
     "host_parfors",  # parfors the cost model ran on the host (xpuc_parfor_on_host)
@@ -249,6 +250,8 @@ ENTRIES: dict[str, Entry] = {
                ("writes", "i32"), host_code=True),
         _entry("xpuc_element_copy", "status", ("dst", "void*"), ("src", "const void*"),
                ("nbytes", "i64"), ("to_device", "i32"), host_code=True),
+        _entry("xpuc_device_copy", "status", ("dst", "void*"), ("src", "const void*"),
+               ("nbytes", "i64"), host_code=True),
         # USM arrays of compiled code
         _entry("xpuc_set_nrt_api", "status", ("api", "const void*")),
         _entry("xpuc_usm_array_alloc", "status", ("nbytes", "i64"), ("usm_kind", "i32"),

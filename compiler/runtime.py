@@ -297,6 +297,12 @@ def buffer_release(host: int, nbytes: int, copy_out: bool) -> None:
     check(_lib.xpuc_buffer_release(host, nbytes, int(copy_out)))
 
 
+def device_copy(dst: int, src: int, nbytes: int) -> None:
+    """Copy ``nbytes`` from USM address ``src`` to USM address ``dst`` on the
+    current call's queue."""
+    check(_lib.xpuc_device_copy(dst, src, nbytes))
+
+
 def call_register(host: int, nbytes: int) -> None:
     """Make the host bytes ``[host, host + nbytes)`` resident for the current call."""
     check(_lib.xpuc_call_register(host, nbytes))

@@ -378,3 +378,16 @@ int xpuc_element_copy(void *dst, const void *src, int64_t nbytes, int32_t to_dev
         COUNT(d2h_bytes, nbytes);
     return status;
 }
+
+int xpuc_device_copy(void *dst, const void *src, int64_t nbytes)
+{
+    if (!call.queue)
+        return no_call("xpuc_device_copy");
+    if (nbytes < 0 || (nbytes > 0 && (!dst || !src)))
+        return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_device_copy (%lld bytes)",
+                    (long long)nbytes);
+    int status = call.queue->backend->copy(call.queue, dst, src, nbytes, "device->device");
+    if (status == XPUC_OK)
+        COUNT(d2d_bytes, nbytes);
+    return status;
+}

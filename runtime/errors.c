@@ -27,6 +27,7 @@ void xpuc_get_stats(xpuc_stats *out)
     out->kernel_cache_hits = __atomic_load_n(&runtime_stats.kernel_cache_hits, __ATOMIC_RELAXED);
     out->h2d_bytes = __atomic_load_n(&runtime_stats.h2d_bytes, __ATOMIC_RELAXED);
     out->d2h_bytes = __atomic_load_n(&runtime_stats.d2h_bytes, __ATOMIC_RELAXED);
+    out->d2d_bytes = __atomic_load_n(&runtime_stats.d2d_bytes, __ATOMIC_RELAXED);
     out->usm_allocs = __atomic_load_n(&runtime_stats.usm_allocs, __ATOMIC_RELAXED);
     out->usm_frees = __atomic_load_n(&runtime_stats.usm_frees, __ATOMIC_RELAXED);
     out->host_parfors = __atomic_load_n(&runtime_stats.host_parfors, __ATOMIC_RELAXED);
@@ -40,6 +41,7 @@ void xpuc_reset_stats(void)
     __atomic_store_n(&runtime_stats.kernel_cache_hits, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&runtime_stats.h2d_bytes, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&runtime_stats.d2h_bytes, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&runtime_stats.d2d_bytes, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&runtime_stats.usm_allocs, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&runtime_stats.usm_frees, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&runtime_stats.host_parfors, 0, __ATOMIC_RELAXED);

@@ -68,6 +68,7 @@ typedef struct {
     int64_t kernel_cache_hits; /* launches that found their kernel built */
     int64_t h2d_bytes;
     int64_t d2h_bytes;
+    int64_t d2d_bytes; /* copies within device memory (xpuc_device_copy) */
     int64_t usm_allocs;
     int64_t usm_frees;
     int64_t host_parfors; /* parfors the cost model ran on the host */
@@ -160,6 +161,10 @@ int xpuc_host_access(void *host, int64_t nbytes, int32_t writes);
  * one element of a USM array the host cannot address (usm_type "device"):
  * nbytes copied on the current call's queue, waited for. */
 int xpuc_element_copy(void *dst, const void *src, int64_t nbytes, int32_t to_device);
+/* Copies nbytes from USM memory of the current call's context to other USM
+ * memory of it (device to device), on the call's queue, waited for: what host
+ * code copies of a device array, with no kernel built for the copy. */
+int xpuc_device_copy(void *dst, const void *src, int64_t nbytes);
 
 /* Arrays that compiled code allocates on the current call's queue: USM of
  * `usm_kind`, owned by a Numba MemInfo (Numba's NRT API table, set once with

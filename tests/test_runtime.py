@@ -84,6 +84,7 @@ def test_stats_keys_and_reset(queue):
         "kernel_cache_hits": 0,
         "h2d_bytes": 0,
         "d2h_bytes": 0,
+        "d2d_bytes": 0,
         "usm_allocs": 0,
         "usm_frees": 0,
         "host_parfors": 0,
@@ -239,6 +240,44 @@ def test_copy_with_bad_arguments(queue):
         rt.copy_to_host(queue, 0, 0, 8)
 
 
+def test_device_copy_within_a_call(queue):
+    """Device memory to device memory on the call's queue, counted apart
+    from the copies to and from the host."""
+    source = np.arange(100, dtype=np.float64)
+    result = np.zeros_like(source)
+    first, second = rt.usm_alloc(queue, source.nbytes), rt.usm_alloc(queue, source.nbytes)
+    rt.copy_to_device(queue, first, ptr(source), source.nbytes)
+    rt.call_begin(queue)
+    try:
+        rt.device_copy(second, first, source.nbytes)
+        rt.device_copy(second, first, 0)  # zero bytes: a no-op
+    finally:
+        rt.call_end()
+    rt.copy_to_host(queue, ptr(result), second, source.nbytes)
+    for pointer in (first, second):
+        rt.usm_free(queue, pointer, source.nbytes)
+    np.testing.assert_array_equal(result, source)
+    assert_counts(h2d_bytes=800, d2h_bytes=800, d2d_bytes=800)
+
+
+def test_device_copy_outside_a_call_or_with_bad_arguments(queue):
+    pointer = rt.usm_alloc(queue, 64)
+    try:
+        with pytest.raises(DeviceError, match="xpuc_device_copy outside a call"):
+            rt.device_copy(pointer, pointer, 64)
+        rt.call_begin(queue)
+        try:
+            with pytest.raises(DeviceError, match=r"bad arguments to xpuc_device_copy \(8 bytes\)"):
+                rt.device_copy(0, pointer, 8)
+            with pytest.raises(DeviceError, match=r"bad arguments to xpuc_device_copy \(-1 bytes\)"):
+                rt.device_copy(pointer, pointer, -1)
+        finally:
+            rt.call_end()
+    finally:
+        rt.usm_free(queue, pointer, 64)
+    assert_counts(d2d_bytes=0)
+
+
 # ---- calls and their buffers -------------------------------------------------
 
 
@@ -278,6 +317,7 @@ def test_buffers_are_reused_within_a_call(queue):
         "kernel_cache_hits": 0,
         "h2d_bytes": 160,  # acquire's copy-in and the stand-in kernel
         "d2h_bytes": 80,
+        "d2d_bytes": 0,
         "usm_allocs": 1,
         "usm_frees": 1,
         "host_parfors": 0,

@@ -24,15 +24,15 @@ from ..errors import UnsupportedError
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, within_a_call
 from .translation import index_of
 from .user_locations import described, inlined_call, is_library_code
-from .usm import DeviceUSMArray
+from .usm import DeviceUSMArray, span_copy
 
 READ, WRITE, USE = "reads", "writes", "uses"  # USE: may read or write (a call)
 
 # Callees that look only at their array arguments' shapes, or make views of
 # them (Numba's np.reshape and np.transpose are the array methods, which
-# touch no element).
+# touch no element), or copy them device to device (span_copy).
 _SHAPE_ONLY_CALLEES = (len, np.empty_like, np.shape, np.ndim, np.size, np.reshape,
-                       np.transpose)
+                       np.transpose, span_copy)
 # Array methods that make a view of the same elements, touching none.
 _VIEW_METHODS = ("reshape", "transpose", "view")
 

@@ -39,7 +39,7 @@ from numba.parfors.array_analysis import ArrayAnalysis
 from .. import runtime
 from ..abi import UsmKind
 from ..array_library import is_usm_ndarray, tensor_library, when_loaded
-from .runtime_calls import call_runtime, link_runtime
+from .runtime_calls import I8P, I32, call_runtime, host_extent, link_runtime
 
 if TYPE_CHECKING:  # imported when first needed (array_library)
     import dpctl
@@ -326,6 +326,34 @@ def empty_usm(typingctx, shape, array_type_ref):
         return _empty_nd_impl(context, builder, array_type, shapes)._getvalue()
 
     return array_type(shape, array_type_ref), codegen
+
+
+@intrinsic
+def span_copy(typingctx, array):
+    """A copy of USM array ``array`` made with no kernel: the bytes its
+    elements span (lowest to highest, whatever its strides) copied device to
+    device into memory the runtime allocates on the call's queue, of its USM
+    kind, viewed with its own shape and strides at the same offset."""
+    if not isinstance(array, USMArray):
+        return None
+
+    def codegen(context, builder, sig, args):
+        link_runtime()
+        start, nbytes, offset = host_extent(context, builder, array, args[0])
+        meminfo = cgutils.alloca_once(builder, I8P)
+        call_runtime(context, builder, "xpuc_usm_array_alloc", nbytes,
+                     I32(_USM_KINDS[array.usm_type]), meminfo)
+        meminfo = builder.load(meminfo)
+        span = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), I8P)
+        call_runtime(context, builder, "xpuc_device_copy", span, start, nbytes)
+        source = context.make_array(array)(context, builder, value=args[0])
+        copy = context.make_array(array)(context, builder)
+        populate_array(copy, data=builder.bitcast(builder.gep(span, [offset]), source.data.type),
+                       shape=source.shape, strides=source.strides, itemsize=source.itemsize,
+                       meminfo=meminfo)
+        return copy._getvalue()
+
+    return array(array), codegen
 
 
 # Array analysis knows an array's shape from NumPy's constructors by the
