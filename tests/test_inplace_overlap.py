@@ -14,6 +14,7 @@ import pytest
 from device_support import DEVICE
 
 import xpuc
+import xpuc.runtime
 from xpuc.array_library import tensor as dpt
 
 MODEL = "XPUC_HOST_PARFOR_MAX"
@@ -247,6 +248,67 @@ def test_a_copy_only_where_an_operand_shares_the_targets_memory(fn, args, usm_ty
     copied = {shifted_sum: 15 * 8, minus_first_row: 4 * 8}.get(fn, 0) if usm_type else 0
     assert stats["d2d_bytes"] == copied, stats
     assert np.array_equal(dpt.asnumpy(args[0]) if usm_type else args[0], expected_args[0])
+
+
+def plus_reversed_matrix(m):
+    m += m[::-1, ::-1]
+
+
+def plus_reversed_transpose(m):
+    m += m.T[::-1]
+
+
+def minus_last_row_reversed(m):
+    m -= m[-1, ::-1]
+
+
+def second_half_plus_every_other(a):
+    a[8:] += a[::2]
+
+
+def columns_plus_columns_left(m):
+    m[:, 1:] += m[:, :-1]
+
+
+def plus_cube_transposed(t):
+    t += t.transpose(2, 0, 1)
+
+
+# each store's operand that shares its memory, as a view of the NumPy array
+SPAN_COPIES = [(plus_reversed, VECTOR, lambda a: a[::-1]),
+               (plus_reversed_matrix, MATRIX, lambda m: m[::-1, ::-1]),
+               (plus_transpose, MATRIX, lambda m: m.T),
+               (plus_reversed_transpose, MATRIX, lambda m: m.T[::-1]),
+               (minus_first_row, MATRIX, lambda m: m[0]),
+               (minus_last_row_reversed, MATRIX, lambda m: m[-1, ::-1]),
+               (second_half_plus_every_other, VECTOR, lambda a: a[::2]),
+               (columns_plus_columns_left, MATRIX, lambda m: m[:, :-1]),
+               (plus_cube_transposed, (3, 3, 3), lambda t: t.transpose(2, 0, 1))]
+
+
+@pytest.mark.parametrize("usm_type", [None, "device", "shared"])
+@pytest.mark.parametrize(("fn", "shape", "operand"), SPAN_COPIES,
+                         ids=lambda c: getattr(c, "__name__", ""))
+def test_a_usm_operand_is_copied_as_the_bytes_it_spans(fn, shape, operand, usm_type, path):
+    """Negative strides, transposes, rows broadcast, gaps between elements:
+    the runtime copies a USM operand's byte span, lowest to highest byte,
+    device to device, and the store reads the copy with the operand's own
+    shape and strides (a NumPy array in a context is copied by host code);
+    the store's kernel is the one compiled."""
+    if usm_type == "device" and path == "host loop":
+        pytest.skip("the host cannot read device USM: always kernels")
+    a = start(shape)
+    if usm_type:
+        a = xpuc.asarray(a, queue=DEVICE, usm_type=usm_type)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        xpuc.jit(fn)(a)
+    stats = xpuc.stats()
+    assert ran_as(path, stats), stats
+    span = xpuc.runtime.byte_extent(operand(start(shape)))[1]
+    assert stats["d2d_bytes"] == (span if usm_type else 0), stats
+    assert stats["kernels_compiled"] == 1, stats  # the store's (the host loop's too)
+    assert np.array_equal(dpt.asnumpy(a) if usm_type else a, expected(fn, shape))
 
 
 def update_twice_after_a_branch(a, b, flag):

@@ -267,10 +267,10 @@ def test_device_copy_outside_a_call_or_with_bad_arguments(queue):
             rt.device_copy(pointer, pointer, 64)
         rt.call_begin(queue)
         try:
-            with pytest.raises(DeviceError, match=r"bad arguments to xpuc_device_copy \(8 bytes\)"):
-                rt.device_copy(0, pointer, 8)
-            with pytest.raises(DeviceError, match=r"bad arguments to xpuc_device_copy \(-1 bytes\)"):
-                rt.device_copy(pointer, pointer, -1)
+            for dst, nbytes in ((0, 8), (pointer, -1)):
+                with pytest.raises(DeviceError, match=rf"bad arguments to xpuc_device_copy "
+                                                      rf"\({nbytes} bytes\)"):
+                    rt.device_copy(dst, pointer, nbytes)
         finally:
             rt.call_end()
     finally:
