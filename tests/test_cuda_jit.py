@@ -15,6 +15,7 @@ import pytest
 
 import xpuc
 import xpuc.dispatcher
+import xpuc.runtime
 from xpuc import cuda_runtime
 from xpuc.errors import DeviceError
 
@@ -566,3 +567,33 @@ def test_stores_reading_the_memory_they_write_give_numpys_answer(function, shape
             function(got)
     assert xpuc.stats()["kernel_launches"] > launches  # the store ran on the GPU
     np.testing.assert_array_equal(got, expected)
+
+
+def _reversed_added(a):
+    a += a[::-1]
+
+
+@cuda
+@pytest.mark.parametrize("function, shape, operand", [
+    (_shifted_store.py_func, (1001,), lambda a: a[:-1]),
+    (_shifted_update.py_func, (1001,), lambda a: a[:-1]),
+    (_first_row_subtracted.py_func, (67, 33), lambda m: m[0]),
+    (_transpose_added.py_func, (65, 65), lambda m: m.T),
+    (_reversed_added, (1001,), lambda a: a[::-1]),
+], ids=["a[1:] = a[:-1]", "a[1:] += a[:-1]", "m -= m[0]", "m += m.T", "a += a[::-1]"])
+def test_an_operand_sharing_the_targets_memory_is_copied_by_the_driver(function, shape, operand,
+                                                                        monkeypatch):
+    # the bytes the CuPy operand spans, copied device to device on the call's
+    # stream; the store's kernel is the only one compiled
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    cp = _library("cupy")
+    data = np.random.default_rng(5).random(shape)
+    expected = data.copy()
+    function(expected)
+    array = cp.asarray(data)
+    xpuc.reset_stats()
+    xpuc.jit(function)(array)
+    stats = xpuc.stats()
+    assert stats["kernels_compiled"] == stats["kernel_launches"] == 1, stats
+    assert stats["d2d_bytes"] == xpuc.runtime.byte_extent(operand(data))[1], stats
+    np.testing.assert_array_equal(cp.asnumpy(array), expected)

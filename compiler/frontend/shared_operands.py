@@ -40,7 +40,7 @@ from .slice_assignments import (
     rewrite_host_stores,
     spans_meet,
 )
-from .usm import USMArray, span_copy
+from .usm import USMArray
 
 
 @register_jitable
@@ -80,7 +80,7 @@ _HOST_COPY = '''
 _SPAN_COPY = '''
         return span_copy(operand)'''
 
-_GLOBALS = {**GLOBALS, "reads_other_elements": reads_other_elements, "span_copy": span_copy}
+_GLOBALS = {**GLOBALS, "reads_other_elements": reads_other_elements}
 
 
 @functools.cache

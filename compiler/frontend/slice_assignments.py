@@ -40,6 +40,7 @@ from numba.core.inline_closurecall import inline_closure_call
 from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
 
 from .inplace_operators import copied_by_indexing, prange_body_labels, slices_of_every_dimension
+from .usm import USMArray, span_copy
 
 # One function per rank of the view and of the value: Numba inlines it as one
 # function's IR, so the value's index is spelled out.
@@ -71,6 +72,14 @@ _STAGED_STORE = '''
             staged[position] = value[position]
 {staged_store}
     else:
+{value_store}'''
+# A USM value is copied by the runtime instead, device to device (no kernel
+# compiled for a copy most calls never make), into an array of its own type:
+# one store reads the value or its copy.
+_SPAN_STAGED_STORE = '''
+    if spans_meet(view.ctypes.data, view.shape, view.strides, view.itemsize,
+                  value.ctypes.data, value.shape, value.strides, value.itemsize):
+        value = span_copy(value)
 {value_store}'''
 
 
@@ -110,7 +119,7 @@ def spans_meet(address, shape, strides, itemsize, other, other_shape, other_stri
 
 # what the loop's code reads: where it is compiled, and inlined
 GLOBALS = {"numba": numba, "np": np, "check_broadcast": check_broadcast,
-           "spans_meet": spans_meet}
+           "spans_meet": spans_meet, "span_copy": span_copy}
 
 
 def parallel_loop(ndim: int, shape: str) -> tuple[str, str]:
@@ -126,10 +135,10 @@ def indented(text: str) -> str:
 
 
 @functools.cache
-def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool):
+def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool, usm_value: bool):
     """The function storing a value of ``value_ndim`` dimensions (0: a
     scalar) into a view of ``view_ndim``, broadcast; ``staged``: copied first
-    where it may share the view's memory."""
+    where it may share the view's memory (a ``usm_value`` by the runtime)."""
     offset = view_ndim - value_ndim
     steps = "".join(STEP.format(d=d, offset=offset) for d in range(value_ndim))
     loop, at = parallel_loop(view_ndim, "shape")
@@ -139,7 +148,9 @@ def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool):
         text = STORE.format(loop=loop, source=source, element=element)
         return text if value_ndim else text.replace("value[]", "value")
 
-    if staged and value_ndim:
+    if staged and value_ndim and usm_value:
+        body = _SPAN_STAGED_STORE.format(value_store=store("value"))
+    elif staged and value_ndim:
         value_loop, _ = parallel_loop(value_ndim, "value.shape")
         body = _STAGED_STORE.format(value_loop=value_loop, staged_store=indented(store("staged")),
                                     value_store=indented(store("value")))
@@ -329,7 +340,8 @@ def _inline_broadcast(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.Stat
     typemap[view.name] = view_signature.return_type
     getitem = ir.Expr.getitem(stmt.target, index, loc)
     state.calltypes[getitem] = view_signature
-    assign = _assign_broadcast(view_ndim, getattr(value_type, "ndim", 0), staged)
+    assign = _assign_broadcast(view_ndim, getattr(value_type, "ndim", 0), staged,
+                               isinstance(value_type, USMArray))
     callee = ir.Var(scope, mk_unique_var("$assign_broadcast"), loc)
     typemap[callee.name] = types.none  # never read: the call is inlined at once
     done = ir.Var(scope, mk_unique_var("$assigned"), loc)
