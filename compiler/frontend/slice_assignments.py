@@ -20,7 +20,8 @@ leaves any other to host code, which cannot reach the elements of a
   parfor of it, is that loop too, the value copied first where its bytes
   meet the view's, as NumPy copies it: a parallel loop reading it as it
   writes would read elements already overwritten (Numba's ``parallel=True``
-  gets ``a[1:] = a[:-1]`` wrong so).
+  gets ``a[1:] = a[:-1]`` wrong so). A USM value's copy is the runtime's,
+  device to device (``usm.span_copy``), no kernel compiled for it.
 
 Statements in a ``prange`` body are the body's own and left alone.
 """
