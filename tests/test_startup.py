@@ -81,11 +81,16 @@ import json, sys, threading
 WATCHED = ("mlir._mlir_libs._mlir", "mlir.dialects.spirv")
 SHOWN = ("mlir", "mlir.dialects.llvm", "xpuc.passes.nvvm_rewrites",
          "xpuc.passes.spirv_to_nvvm", "xpuc.passes.libdevice")
+# imported by Numba's refresh of its registries alone, and by the compiler's import
+ORDERED = ("numba.np.linalg", "xpuc.frontend.kernel_to_mlir")
 threads = {{}}
+order = []
 
 def audit(event, args):
     if event == "import" and args[0] in WATCHED:
         threads.setdefault(args[0], threading.current_thread().name)
+    if event == "import" and args[0] in ORDERED and args[0] not in order:
+        order.append(args[0])
 
 sys.addaudithook(audit)
 import contextlib
@@ -100,7 +105,7 @@ a = np.arange(4.0)
 with xpuc.device_context("opencl:cpu") if "{mode}" == "device" else contextlib.nullcontext():
     result = fma(a, a, a)
 print(json.dumps({{"threads": threads, "loaded": [m for m in SHOWN if m in sys.modules],
-                  "ok": result.tolist() == [0.0, 2.0, 6.0, 12.0],
+                  "order": order, "ok": result.tolist() == [0.0, 2.0, 6.0, 12.0],
                   "compiled": xpuc.stats()["kernels_compiled"]}}))
 '''
 
@@ -124,6 +129,26 @@ def test_a_cold_compile_loads_the_mlir_bindings_beside_numba(tmp_path):
                                  "mlir.dialects.spirv": "xpuc-load-mlir"}
     # a SYCL device's compile imports nothing of the CUDA tail's
     assert report["loaded"] == ["mlir"]
+    # Numba's registries are loaded first, which the main thread does while the
+    # thread loads the bindings the compiler's modules import
+    assert report["order"] == ["numba.np.linalg", "xpuc.frontend.kernel_to_mlir"]
+
+
+OPEN_BINDINGS_LIBRARY = '''
+import sys
+from xpuc import passes
+passes._open_bindings_library()
+with open("/proc/self/maps") as maps:
+    print("libMLIRPythonCAPI.so" in maps.read(), "mlir._mlir_libs._mlir" in sys.modules)
+'''
+
+
+def test_the_bindings_library_is_opened_natively_before_their_import(tmp_path):
+    # mapped by libc's dlopen (which runs without the GIL), their extension not imported
+    done = subprocess.run([sys.executable, "-c", OPEN_BINDINGS_LIBRARY], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
 
 
 def test_a_cpu_call_loads_no_mlir(tmp_path):

@@ -38,13 +38,21 @@ class LazyPipeline:
         self._offloads = offloads
         self._class: type[CompilerBase] | None = None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> CompilerBase:
+    def __call__(self, typingctx: Any, targetctx: Any, *args: Any, **kwargs: Any
+                 ) -> CompilerBase:
         if self._class is None:
             if self._offloads:
                 passes.load_in_background()
+                # Numba's own registries first (imports its compile needs in
+                # any case, and most of its first compile): Python for the main
+                # thread while the thread loads the bindings' library, which the
+                # compiler's modules need. The refresh that every compile
+                # begins with installs what the compiler then registers.
+                typingctx.refresh()
+                targetctx.refresh()
             load_compiler()
             self._class = self._make()
-        return self._class(*args, **kwargs)
+        return self._class(typingctx, targetctx, *args, **kwargs)
 
 
 def _cpu_compiler() -> type[CompilerBase]:
