@@ -39,9 +39,11 @@ def load_in_background() -> None:
 
 
 def _load_stages() -> None:
-    # an import that fails here fails again, with its error, where lowering imports it
+    # where libc's dlopen cannot be reached, the import opens the library itself
     with contextlib.suppress(Exception):
         _open_bindings_library()
+    # an import that fails here fails again, with its error, where lowering imports it
+    with contextlib.suppress(Exception):
         importlib.import_module(".stages", __name__)
 
 
