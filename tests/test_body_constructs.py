@@ -746,8 +746,8 @@ COMPUTED_ARRAY_REFUSALS = [
     (shift_within_rows, ((3, 4),), 2,
      "in-place operator on a view of 'x' with another view of it in a parfor body", True),
     (add_shifted_rows, ((3, 4), (3, 4)), 2,  # lengths of two slices apart
-     "the sizes of a slice and a length computed in the body in a parfor body, which xpuc "
-     "cannot compare before the launch", False),
+     "the sizes of a slice and a slice in a parfor body, which xpuc cannot compare before "
+     "the launch", False),
     (copy_of_a_written_array, ((3, 4), 3), 2,
      ".copy() of 'x' in a parfor body: xpuc copies only real arrays from outside the loop "
      "that it does not write", True),

@@ -22,6 +22,8 @@ from numba.core.typed_passes import (
     InlineOverloads,
     NativeParforLowering,
     NopythonTypeInference,
+    ParforFusionPass,
+    ParforPass,
     ParforPreLoweringPass,
     PreLowerStripPhis,
     PreParforPass,
@@ -35,6 +37,7 @@ from .constant_arrays import HoistConstantArrays
 from .device_functions import InlineDeviceFunctions
 from .device_globals import RefuseDeviceGlobals
 from .dpnp_functions import DpnpAsNumPy
+from .empty_slices import OffloadParforFusionPass, OffloadParforPass
 from .expression_stores import FuseExpressionStores, RecordPhis
 from .float32_typing import PythonFloatsAsFloat32, WeakIntLiterals
 from .host_access import OffloadLower, insert_host_accesses
@@ -115,6 +118,8 @@ class OffloadPreParforPass(PreParforPass):
 # Numba's passes that offload builds run as their own instead.
 _REPLACED_PASSES = {NativeParforLowering: (NativeOffloadLowering, "xpuc offload lowering"),
                     PreParforPass: (OffloadPreParforPass, "xpuc pre-parfor pass"),
+                    ParforPass: (OffloadParforPass, "xpuc parfor pass"),
+                    ParforFusionPass: (OffloadParforFusionPass, "xpuc parfor fusion pass"),
                     InlineOverloads: (InlineOverloadsOutsideBodies, "xpuc overload inlining")}
 
 

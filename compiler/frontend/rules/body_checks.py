@@ -21,6 +21,7 @@ kernel cannot raise, so:
 
 from __future__ import annotations
 
+import builtins
 import operator
 import re
 
@@ -129,7 +130,7 @@ def _named(t: Translation, var: ir.Var) -> str:
 
 
 _ANALYSIS_SIZE = re.compile(r"(?P<array>.+)_size(?P<axis>\d+)\.\d+$")
-_ANALYSIS_LENGTHS = {"var", "wrap", "post_wrap_slice_size", "size"}
+_ANALYSIS_LENGTHS = {"var", "wrap", "post_wrap_slice_size", "size", "nonnegative_slice_size"}
 
 
 def _shape(t: Translation, var: ir.Var) -> tuple[Value, ...] | None:
@@ -249,7 +250,11 @@ def size_origin(t: Translation, var: ir.Var) -> Origin | None:
 def _slice_length(t: Translation, definition: object) -> Origin | None:
     """The slice and extent of ``wrap_index(stop, n) - wrap_index(start, n)``
     (or ``- 0``, of a start of 0), the length Numba's array analysis computes
-    of a slice, else None."""
+    of a slice, or of that length clipped at 0 (empty_slices.py), else None."""
+    if (isinstance(definition, ir.Expr) and definition.op == "call" and len(definition.args) == 2
+            and getattr(t.typemap[definition.func.name], "typing_key", None) is builtins.max
+            and _constant(t, definition.args[1]) == 0):
+        definition = _defined(t, definition.args[0])
     if not (isinstance(definition, ir.Expr) and definition.op == "binop"
             and definition.fn is operator.sub):
         return None

@@ -1,0 +1,129 @@
+"""Empty slices (``x[1:-1]`` of one element, ``x[5:2]``, ``x[n:]`` with
+``n == len(x)``) as NumPy has them: arrays of no elements.
+
+Numba's array analysis takes a slice's length to be its stop less its start,
+each put in ``[0, n]``; for a start past the stop that is negative, and the
+array of an expression over the slice (or a parfor's loop over it) is made
+with that length: ``ValueError: negative dimensions not allowed`` (under
+``numba.njit(parallel=True)`` too). The parfor passes of an offload build run
+that analysis with each slice's length clipped at 0."""
+
+from __future__ import annotations
+
+import builtins
+
+from numba.core import ir, types
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.ir_utils import mk_unique_var
+from numba.core.typed_passes import _reload_parfors
+from numba.parfors import array_analysis, parfor
+
+
+class NonNegativeSliceAnalysis(array_analysis.ArrayAnalysis):
+    """Numba's array analysis, whose slice lengths are never negative."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        # (unclipped, clipped) length pairs: lengths equal before clipping are
+        # equal after it, which keeps the parfors over them fusable
+        self._clipped_lengths: list[tuple[ir.Var, ir.Var]] = []
+
+    def slice_size(self, index, dsize, equiv_set, scope, stmts):
+        length, replacement = super().slice_size(index, dsize, equiv_set, scope, stmts)
+        known = equiv_set.get_rel(length)
+        if length is dsize or isinstance(known, int) and known >= 0:
+            return length, replacement
+        loc = index.loc
+        if isinstance(known, int):  # a start past the stop, both known
+            return self.gen_literal_slice_part(0, loc, scope, stmts, equiv_set,
+                                               name="empty_slice_size")[0], replacement
+        return self._clipped(length, equiv_set, scope, loc, stmts), replacement
+
+    def _clipped(self, length: ir.Var, equiv_set, scope: ir.Scope, loc: ir.Loc,
+                 stmts: list[ir.Stmt]) -> ir.Var:
+        """``max(length, 0)``, appended to ``stmts``."""
+        zero = ir.Var(scope, mk_unique_var("zero"), loc)
+        self._define(equiv_set, zero, types.intp, ir.Const(0, loc))
+        stmts.append(ir.Assign(ir.Const(0, loc), zero, loc))
+        max_type = self.context.resolve_value_type(builtins.max)
+        max_function = ir.Var(scope, mk_unique_var("max"), loc)
+        self._define(equiv_set, max_function, max_type, ir.Global("max", builtins.max, loc))
+        stmts.append(ir.Assign(ir.Global("max", builtins.max, loc), max_function, loc))
+        call = ir.Expr.call(max_function, [length, zero], (), loc)
+        self.calltypes[call] = self.context.resolve_function_type(
+            max_type, (types.intp, types.intp), {})
+        clipped = ir.Var(scope, mk_unique_var("nonnegative_slice_size"), loc)
+        self._define(equiv_set, clipped, types.intp, call)
+        stmts.append(ir.Assign(call, clipped, loc))
+        for unclipped, earlier in self._clipped_lengths:
+            if equiv_set.is_equiv(length, unclipped):
+                equiv_set.insert_equiv(clipped, earlier)
+                break
+        self._clipped_lengths.append((length, clipped))
+        return clipped
+
+
+def _with_nonnegative_slices(pass_states: parfor.ParforPassStates) -> None:
+    pass_states.array_analysis = NonNegativeSliceAnalysis(
+        pass_states.typingctx, pass_states.func_ir, pass_states.typemap, pass_states.calltypes)
+
+
+class _SliceLengthParforPass(parfor.ParforPass):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        _with_nonnegative_slices(self)
+
+
+class _SliceLengthParforFusionPass(parfor.ParforFusionPass):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        _with_nonnegative_slices(self)
+
+    def fuse_recursive_parfor(self, parfor_node, equiv_set, func_ir, typemap) -> None:
+        # Numba's, with this module's analysis of the nested loops
+        blocks = parfor.wrap_parfor_blocks(parfor_node)
+        parfor.maximize_fusion(self.func_ir, blocks, self.typemap)
+        analysis = NonNegativeSliceAnalysis(self.typingctx, self.func_ir, self.typemap,
+                                            self.calltypes)
+        analysis.run(blocks, equiv_set)
+        self.fuse_parfors(analysis, blocks, func_ir, typemap)
+        parfor.unwrap_parfor_blocks(parfor_node)
+
+
+def _pass_arguments(state) -> tuple:
+    return (state.func_ir, state.typemap, state.calltypes, state.return_type, state.typingctx,
+            state.targetctx, state.flags.auto_parallel, state.flags, state.metadata,
+            state.parfor_diagnostics)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class OffloadParforPass(FunctionPass):
+    """Numba's parfor pass (NumPy calls, array expressions and prange loops
+    to parfors) with non-negative slice lengths. Unlike Numba's, it does not
+    warn of a function without parfors: ``parallel=True`` is not the user's
+    request in an offload build."""
+
+    _name = "xpuc_parfor_pass"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        _SliceLengthParforPass(*_pass_arguments(state)).run()
+        # a cached entry's host parfors need Numba's threads started on load
+        state.reload_init.append(_reload_parfors)
+        return True
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class OffloadParforFusionPass(FunctionPass):
+    """Numba's parfor fusion pass with non-negative slice lengths."""
+
+    _name = "xpuc_parfor_fusion_pass"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        _SliceLengthParforFusionPass(*_pass_arguments(state)).run()
+        return True
