@@ -49,6 +49,7 @@ from .numpy_functions import (
     max_parallel_impl,
     min_parallel_impl,
 )
+from .prange_steps import UnitStepPranges
 from .shared_operands import StageSharedOperands
 from .size_check_messages import NameSizeChecks, RecordArrayDefinitions
 from .slice_assignments import BroadcastSliceAssignments
@@ -139,6 +140,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm.add_pass_after(RefuseDeviceGlobals, DpnpAsNumPy)
             pm.add_pass_after(RecordPhis, NopythonTypeInference)
             pm.add_pass_after(UfuncOutputArguments, RefuseDeviceGlobals)
+            pm.add_pass_after(UnitStepPranges, UfuncOutputArguments)
             # before anything is inlined, and once parfors are made
             pm.add_pass_after(TagCallSites, PreLowerStripPhis)
             pm.add_pass_after(LocateInlinedCalls, PreParforPass)
