@@ -789,18 +789,48 @@ def shift_rows_left(x):
     return x
 
 
+def shift_rows_right_by_three(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[3:] = row[:-3]
+    return x
+
+
+def row_stored_to_itself(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[:] = row[:]
+    return x
+
+
 @pytest.mark.parametrize("inputs", INPUTS)
-@pytest.mark.parametrize("function", [shift_rows_right, shift_rows_left])
-def test_slice_store_from_another_view_of_the_array_is_refused_by_name(function, inputs):
-    """NumPy reads the whole right side before it stores; the serial loop in
-    the work-item would read elements it has already written (Numba's
-    ``parallel=True`` answers wrongly for ``shift_rows_right``)."""
-    x = np.arange(20.0).reshape(4, 5)
+@pytest.mark.parametrize("function", [shift_rows_right, shift_rows_left, shift_rows_right_by_three,
+                                      row_stored_to_itself], ids=lambda f: f.__name__)
+def test_slice_store_from_another_view_of_the_array_as_memmove(function, inputs):
+    """NumPy reads the whole right side before it stores. The serial loop in
+    the work-item walks backwards where the stored view starts after the
+    loaded one, as ``memmove`` does, forwards otherwise (a forward loop would
+    read elements it has already written: Numba's ``parallel=True`` answers
+    wrongly for ``shift_rows_right``)."""
+    check_offloaded(function, np.arange(28.0).reshape(4, 7), inputs=inputs)
+
+
+def shift_planes(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, 1:, :] = x[i, :-1, :]
+    return x
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_slice_store_between_2d_views_of_the_array_is_refused_by_name(inputs):
+    """A 2-D loop has no one direction that reads every element before it is
+    written."""
     with pytest.raises(xpuc.UnsupportedError) as refusal:
-        run_on_device(function, x, inputs=inputs)
+        run_on_device(shift_planes, np.arange(36.0).reshape(3, 3, 4), inputs=inputs)
     assert str(refusal.value) == (
-        f"{__file__}:{function.__code__.co_firstlineno + 2}: store to a view of 'x' from "
-        "another view of it in a parfor body")
+        f"{__file__}:{shift_planes.__code__.co_firstlineno + 2}: store to a view of 'x' from "
+        "another view of it in a parfor body (xpuc orders the loop only of two 1-D views along "
+        "one axis with one step)")
 
 
 def store_to_the_view_it_reads(x):
