@@ -52,12 +52,26 @@ def every_parfor_a_kernel(monkeypatch):
     monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
 
 
+def nested_steps(m, first, stop, step):
+    for i in prange(m.shape[0] - 1, -1, -2):
+        for j in prange(first, stop, step):
+            m[i, j] = i * 10 + j
+    return m
+
+
+def own_elements_updated(x, y):
+    for i in prange(1, x.shape[0], 3):
+        x[i] += y[i]
+    return x
+
+
 def start(n: int) -> np.ndarray:
     return np.arange(1.0, n + 1.0)
 
 
 JITTED = {fn: xpuc.jit(fn) for fn in (every_other, backwards, stepped, stepped_sum,
-                                      every_third_row_doubled)}
+                                      every_third_row_doubled, nested_steps,
+                                      own_elements_updated)}
 
 
 @pytest.mark.parametrize("fn", [every_other, backwards], ids=lambda f: f.__name__)
@@ -97,6 +111,24 @@ def test_an_inner_loop_in_a_stepped_body():
     m = np.arange(35.0).reshape(7, 5)
     assert np.array_equal(offload(JITTED[every_third_row_doubled], m.copy()),
                           every_third_row_doubled(m.copy()))
+
+
+@pytest.mark.parametrize("bounds", [(0, 7, 2), (1, 7, 3), (6, -1, -2), (5, 0, -4), (3, 3, 1),
+                                    (2, 6, 0)], ids=str)
+def test_a_stepped_prange_in_a_stepped_body(bounds):
+    """The inner prange runs in the outer one's work-item, its trip count
+    computed there (a kernel cannot raise: a step of 0 runs no iteration)."""
+    m = np.zeros((5, 7))
+    expected = m.copy()
+    if bounds[2] != 0:
+        nested_steps(expected, *bounds)
+    assert np.array_equal(offload(JITTED[nested_steps], m.copy(), *bounds), expected)
+
+
+def test_updates_of_the_iterations_own_elements():
+    x, y = start(20), np.linspace(0.0, 1.0, 20)
+    assert np.array_equal(offload(JITTED[own_elements_updated], x.copy(), y),
+                          own_elements_updated(x.copy(), y))
 
 
 def test_a_step_of_zero_raises_as_range_does():

@@ -15,6 +15,7 @@ from numba.parfors.parfor import Parfor, init_prange
 
 from ...dialects import INDEX, ScalarType, Value, arith
 from ...errors import UnsupportedError
+from ..prange_steps import range_length
 from ..translation import (
     ArrayValue,
     MaskedArray,
@@ -63,6 +64,27 @@ def _range(t: Translation, expr: ir.Expr, target: ir.Var) -> _Range:
     if len(bounds) == 2:
         bounds.append(t.b.constant(1, i64))
     return _Range(*bounds)
+
+
+@call_rule(range_length)
+def _range_length(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
+    """The trip count of a prange of a step other than 1 nested in a prange
+    body (prange_steps.py). A kernel cannot raise: a step of 0 runs no
+    iteration."""
+    i64 = ScalarType("i", 64)
+    b = t.b
+    start, stop, step = (arith.cast(b, t.value(a), i64) for a in expr.args)
+    zero, one = b.constant(0, i64), b.constant(1, i64)
+    upward = arith.compare(b, "gt", step, zero)
+    span = arith.select(b, upward, arith.binary(b, "arith.subi", stop, start),
+                        arith.binary(b, "arith.subi", start, stop))
+    stride = arith.select(b, upward, step, arith.binary(b, "arith.subi", zero, step))
+    divisor = arith.select(b, arith.compare(b, "eq", stride, zero), one, stride)
+    trips = arith.binary(b, "arith.addi", arith.binary(
+        b, "arith.divsi", arith.binary(b, "arith.subi", span, one), divisor), one)
+    runs = arith.binary(b, "arith.andi", arith.compare(b, "gt", span, zero),
+                        arith.compare(b, "ne", step, zero))
+    return arith.select(b, runs, trips, zero)
 
 
 @call_rule(init_prange)
