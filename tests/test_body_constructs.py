@@ -815,6 +815,25 @@ def test_slice_store_from_another_view_of_the_array_as_memmove(function, inputs)
     check_offloaded(function, np.arange(28.0).reshape(4, 7), inputs=inputs)
 
 
+@pytest.mark.parametrize("function", [shift_rows_right, shift_rows_left], ids=lambda f: f.__name__)
+def test_slice_store_as_memmove_on_views_of_negative_stride(function):
+    """Rows of ``x[:, ::-1]`` run backwards through memory: the stored view
+    of ``shift_rows_right`` starts before the loaded one there, so its loop
+    walks forwards."""
+    base = np.arange(28.0).reshape(4, 7)
+    expected = base.copy()
+    function(expected[:, ::-1])
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        on_numpy = base.copy()
+        xpuc.jit(function)(on_numpy[:, ::-1])
+    on_usm = xpuc.asarray(base, queue=DEVICE, usm_type="device")
+    xpuc.jit(function)(on_usm[:, ::-1])
+    assert xpuc.stats()["kernel_launches"] > 0
+    assert np.array_equal(on_numpy, expected)
+    assert np.array_equal(dpnp.asnumpy(on_usm), expected)
+
+
 def shift_planes(x):
     for i in numba.prange(x.shape[0]):
         x[i, 1:, :] = x[i, :-1, :]

@@ -3,7 +3,7 @@
 over them, stores into them and reductions over them give NumPy's answers
 (Numba's array analysis made their length negative: ``ValueError: negative
 dimensions not allowed``). Each case runs on NumPy arrays in a device context
-and on device USM, with every parfor launched as a kernel; the same functions
+and on device USM, every parfor a kernel (conftest.py); the same functions
 on slices that are not empty check that nothing else changed."""
 
 import numpy as np
@@ -62,11 +62,6 @@ NOT_EMPTY = [(inside_doubled, (9,)), (backwards_plus_one, (3,)), (centred_differ
              (interior_plus_row_below, (4, 5)), (sum_of_inside_doubled, (9,)),
              (store_into_backwards, (9,))]
 JITTED = {fn: xpuc.jit(fn) for fn, _ in EMPTY + NOT_EMPTY}
-
-
-@pytest.fixture(autouse=True)
-def every_parfor_a_kernel(monkeypatch):
-    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
 
 
 def start(shape) -> np.ndarray:

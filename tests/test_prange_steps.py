@@ -47,11 +47,6 @@ def every_third_row_doubled(m):
     return m
 
 
-@pytest.fixture(autouse=True)
-def every_parfor_a_kernel(monkeypatch):
-    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
-
-
 def nested_steps(m, first, stop, step):
     for i in prange(m.shape[0] - 1, -1, -2):
         for j in prange(first, stop, step):

@@ -72,11 +72,11 @@ def _count_iterations(func_ir: ir.FunctionIR, call: ir.Expr) -> tuple[ir.Var, ir
     scope, loc = block.scope, call.loc
     before: list[ir.Stmt] = []
     start, stop, step = call.args
-    start = _assign(before, start, "prange_start", scope, loc, func_ir)
-    step = _assign(before, step, "prange_step", scope, loc, func_ir)
-    length = _assign(before, ir.Global("range_length", range_length, loc), "range_length",
+    start = _assign(before, start, "$prange_start", scope, loc, func_ir)
+    step = _assign(before, step, "$prange_step", scope, loc, func_ir)
+    length = _assign(before, ir.Global("range_length", range_length, loc), "$range_length",
                      scope, loc, func_ir)
-    trips = _assign(before, ir.Expr.call(length, [start, stop, step], (), loc), "prange_trips",
+    trips = _assign(before, ir.Expr.call(length, [start, stop, step], (), loc), "$prange_trips",
                     scope, loc, func_ir)
     block.body[position:position] = before
     call.args = [trips]
@@ -107,9 +107,9 @@ class UnitStepPranges(FunctionPass):
             start, step = _count_iterations(func_ir, call)
             index, loc = stmt.target, stmt.loc
             index_of: list[ir.Stmt] = []
-            trip = _assign(index_of, stmt.value, "prange_trip", block.scope, loc, func_ir)
+            trip = _assign(index_of, stmt.value, "$prange_trip", block.scope, loc, func_ir)
             offset = _assign(index_of, ir.Expr.binop(operator.mul, trip, step, loc),
-                             "prange_offset", block.scope, loc, func_ir)
+                             "$prange_offset", block.scope, loc, func_ir)
             value = ir.Expr.binop(operator.add, start, offset, loc)
             index_of.append(ir.Assign(value, index, loc))
             func_ir._definitions[index.name] = [value]
