@@ -60,15 +60,13 @@ def _assign(block_body: list[ir.Stmt], value: ir.Expr | ir.Var | ir.Global, name
     return var
 
 
-def _count_iterations(func_ir: ir.FunctionIR, call: ir.Expr) -> tuple[ir.Var, ir.Var]:
-    """Make ``call`` a ``prange`` over its trip count, computed before it;
-    return copies of its start and step (the user's variables may be
-    reassigned in the loop)."""
-    for block in func_ir.blocks.values():
-        position = next((k for k, stmt in enumerate(block.body)
-                         if isinstance(stmt, ir.Assign) and stmt.value is call), None)
-        if position is not None:
-            break
+def _count_iterations(func_ir: ir.FunctionIR, call: ir.Expr, block: ir.Block
+                      ) -> tuple[ir.Var, ir.Var]:
+    """Make ``call`` (a statement of ``block``) a ``prange`` over its trip
+    count, computed before it; return copies of its start and step (the
+    user's variables may be reassigned in the loop)."""
+    position = next(k for k, stmt in enumerate(block.body)
+                    if isinstance(stmt, ir.Assign) and stmt.value is call)
     scope, loc = block.scope, call.loc
     before: list[ir.Stmt] = []
     start, stop, step = call.args
@@ -95,8 +93,10 @@ class UnitStepPranges(FunctionPass):
     def run_pass(self, state) -> bool:
         func_ir = state.func_ir
         headers = []  # the loop header's ``i = pair_first(iternext(iterator))`` of each
+        block_of = {}  # the block of each assigned expression
         for block in func_ir.blocks.values():
             for stmt in block.find_insts(ir.Assign):
+                block_of[id(stmt.value)] = block
                 if isinstance(stmt.value, ir.Expr) and stmt.value.op == "pair_first":
                     advance = guard(get_definition, func_ir, stmt.value.value)
                     if isinstance(advance, ir.Expr) and advance.op == "iternext":
@@ -104,7 +104,7 @@ class UnitStepPranges(FunctionPass):
                         if call is not None:
                             headers.append((block, stmt, call))
         for block, stmt, call in headers:
-            start, step = _count_iterations(func_ir, call)
+            start, step = _count_iterations(func_ir, call, block_of[id(call)])
             index, loc = stmt.target, stmt.loc
             index_of: list[ir.Stmt] = []
             trip = _assign(index_of, stmt.value, "$prange_trip", block.scope, loc, func_ir)
