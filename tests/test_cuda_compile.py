@@ -339,6 +339,39 @@ def test_parfors_atomic_updates_become_ptx(tmp_path, capsys):
     assert ".cas." not in ptx
 
 
+LOOP_EDGES_SOURCE = '''
+from numba import prange
+
+import xpuc
+
+
+@xpuc.jit("void(float64[:, ::1])")
+def shift_rows_right(x):
+    for i in prange(x.shape[0]):
+        x[i, 1:] = x[i, :-1]
+
+
+@xpuc.jit("void(float64[:, ::1], int64)")
+def stepped_nest(m, step):
+    for i in prange(m.shape[0] - 1, -1, -2):
+        for j in prange(0, m.shape[1], step):
+            m[i, j] = i + j
+'''
+
+
+def test_memmove_stores_and_stepped_pranges_become_ptx(tmp_path, capsys):
+    """The loop direction chosen from two views' offsets, and a nested
+    prange's trip count computed in the work-item, through the CUDA tail
+    (ptxas validates the PTX, tests/conftest.py)."""
+    path = tmp_path / "loop_edges.py"
+    path.write_text(LOOP_EDGES_SOURCE)
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx"]) == 0
+    ptx = capsys.readouterr().out
+    shift, nest = ptx.split("// xpuc: function stepped_nest", 1)
+    assert shift.count(".entry") == 1 and nest.count(".entry") == 1
+    assert "div.s64" in nest  # the trip count of the inner prange's variable step
+
+
 FLOAT_ATOMICS_SOURCE = '''
 import xpuc
 
