@@ -210,8 +210,10 @@ def test_a_call_on_a_cuda_queue_copies_numpy_arrays_around_its_launch(cuda_queue
     finally:
         runtime.call_end()
     np.testing.assert_array_equal(out, x * np.float32(2.5))
+    # waited for: the copy in, the launch, the copy out
     assert _stats_delta(before) == {"kernel_launches": 1, "h2d_bytes": x.nbytes,
-                                    "d2h_bytes": out.nbytes, "usm_allocs": 2, "usm_frees": 2}
+                                    "d2h_bytes": out.nbytes, "usm_allocs": 2, "usm_frees": 2,
+                                    "device_waits": 3}
 
 
 @cuda
@@ -265,7 +267,7 @@ def test_device_memory_is_used_in_place(cuda_queue):
             runtime.buffer_release(p, n * 4, copy_out=True)
     finally:
         runtime.call_end()
-    assert _stats_delta(before) == {"kernel_launches": 1}
+    assert _stats_delta(before) == {"kernel_launches": 1, "device_waits": 1}  # the launch's
     x, out = buffers.back()
     np.testing.assert_array_equal(out, -x)
 
