@@ -28,6 +28,7 @@ from .device import device_of, get_current_queue, runtime_queue
 from .errors import XpucError, placement_error
 from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
+from .frontend.kernel_api_calls import KernelApiLaunch
 from .frontend.kernel_to_mlir import KernelModule, translate_kernel, type_kernel
 from .frontend.translation import KernelParam
 from .placement import Placement, keyed_arguments, place
@@ -80,6 +81,13 @@ class NdRange:
         object.__setattr__(self, "local_size", local_size)
 
 
+def launch_range_of(value: int | Sequence[int] | NdRange) -> tuple[int, ...] | NdRange:
+    """A launch's range, checked: its global sizes, or an ``NdRange``."""
+    if type(value) is int and value >= 0:  # the common case, checked fast
+        return (value,)
+    return value if isinstance(value, NdRange) else _sizes(value, "global size")
+
+
 @dataclass
 class _Compiled:
     module: KernelModule
@@ -118,24 +126,24 @@ class KernelFunction:
         return reduce_with_function(self, self.py_func, self.signatures, self.ndim)
 
     def __getitem__(self, launch_range: int | Sequence[int] | NdRange) -> Callable[..., None]:
-        if type(launch_range) is int and launch_range >= 0:  # the common case, checked fast
-            launch_range = (launch_range,)
-        elif not isinstance(launch_range, NdRange):
-            launch_range = _sizes(launch_range, "global size")
-        return functools.partial(self._launch, launch_range)
+        return functools.partial(self.launch, launch_range_of(launch_range), None)
 
     def __call__(self, *args: Any) -> None:
         raise TypeError(f"kernel {self.py_func.__qualname__} is launched over a range: "
                         f"{self.py_func.__name__}[global_size](...) or "
                         f"{self.py_func.__name__}[xpuc.NdRange(global_size, local_size)](...)")
 
-    def _launch(self, launch_range: tuple[int, ...] | NdRange, *args: Any) -> None:
+    def launch(self, launch_range: tuple[int, ...] | NdRange, kernel_api: KernelApiLaunch | None,
+               *args: Any) -> None:
+        """Launch over ``launch_range`` with ``args``, as ``kernel[range](*args)``
+        does, or, given ``kernel_api``, as ``xpuc.call_kernel`` does (``args``:
+        those the launch passes)."""
         global_size, local_size = (
             (launch_range.global_size, launch_range.local_size)
             if isinstance(launch_range, NdRange) else (launch_range, None))
         key, placed = keyed_arguments(args, numpy_types=True)
         if key is not None:
-            key = (get_current_queue(), key, len(global_size), local_size is None)
+            key = (get_current_queue(), key, len(global_size), local_size is None, kernel_api)
             plan = self._plans.get(key)
             if plan is not None:
                 if local_size is not None:
@@ -145,9 +153,11 @@ class KernelFunction:
                     plan.run(placed, global_size, local_size)
                 return
         where = self.py_func.__qualname__
-        if len(args) != len(self._parameters):
-            raise TypeError(f"kernel {where} takes {len(self._parameters)} arguments "
-                            f"({', '.join(self._parameters)}), got {len(args)}")
+        parameters = self._parameters if kernel_api is None else kernel_api.passed(
+            self._parameters)
+        if len(args) != len(parameters):
+            raise TypeError(f"kernel {where} takes {len(parameters)} arguments "
+                            f"({', '.join(parameters)}), got {len(args)}")
         placement = place(self.py_func, args, {})
         if placement is None:
             raise placement_error(
@@ -156,11 +166,12 @@ class KernelFunction:
                 "or pass USM arrays")
         device = device_of(placement.queue)
         self._check_work_group(local_size, device.max_work_group_size, device.name)
-        argument_types = self._argument_types(placement, targets.target_for(device).fp64)
+        argument_types = self._argument_types(parameters, placement,
+                                              targets.target_for(device).fp64)
         if 0 in global_size:  # no work-items: nothing to compile, copy or launch
             return
-        compiled = self.compile(argument_types, len(global_size), device)
-        plan = _LaunchPlan.make(self, compiled, placement)
+        compiled = self.compile(argument_types, len(global_size), device, kernel_api)
+        plan = _LaunchPlan.make(parameters, compiled, placement)
         if key is not None:
             if len(self._plans) >= _PLANS_PER_KERNEL:
                 self._plans.clear()
@@ -174,9 +185,10 @@ class KernelFunction:
                              f"{math.prod(local_size)} items {local_size} is larger than "
                              f"{device_name} allows ({largest})")
 
-    def _argument_types(self, placement: Placement, fp64: bool) -> tuple[types.Type, ...]:
+    def _argument_types(self, parameters: list[str], placement: Placement, fp64: bool
+                        ) -> tuple[types.Type, ...]:
         found = []
-        for name, value in zip(self._parameters, placement.args):
+        for name, value in zip(parameters, placement.args):
             nbtype = (python_float_type(fp64) if type(value) is float
                       else numba.typeof(value, Purpose.argument))
             if not isinstance(nbtype, (types.Array, types.Number, types.Boolean)):
@@ -186,15 +198,18 @@ class KernelFunction:
         return tuple(found)
 
     def compile(self, argtypes: tuple[types.Type, ...], ndim: int,
-                device: dpctl.SyclDevice | str) -> _Compiled:
+                device: dpctl.SyclDevice | str, kernel_api: KernelApiLaunch | None = None
+                ) -> _Compiled:
         """The kernel for arguments of ``argtypes`` over an ``ndim``-D range,
-        for ``device`` or the Intel GPU architecture it names."""
-        key = (argtypes, ndim, targets.code_key(device))
+        for ``device`` or the Intel GPU architecture it names; ``kernel_api``:
+        how ``xpuc.call_kernel`` launches it, if it does."""
+        key = (argtypes, ndim, targets.code_key(device), kernel_api)
         with self._lock:
             compiled = self._compiled.get(key)
             if compiled is None:
                 target = targets.target_for(device)
-                func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes, target.fp64)
+                func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes, target.fp64,
+                                                          kernel_api)
                 module = translate_kernel(func_ir, typemap, calltypes, self._name, ndim)
                 lowered = compile_to_spirv(self._name, module.mlir, target,
                                            passes.stages_for(target, kernel=True))
@@ -203,7 +218,7 @@ class KernelFunction:
         return compiled
 
     def _lowered(self, signature: tuple | None) -> list[_Compiled]:
-        found = [c for (argtypes, _, _), c in self._compiled.items()
+        found = [c for (argtypes, _, _, _), c in self._compiled.items()
                  if signature is None or tuple(signature) == argtypes]
         if not found:
             raise XpucError(f"kernel {self.py_func.__qualname__} has not been compiled"
@@ -248,9 +263,10 @@ class _LaunchPlan:
     waits_for_work_group: bool  # its blocks must divide a range (Lowered.waits_for_work_group)
 
     @classmethod
-    def make(cls, function: KernelFunction, compiled: _Compiled,
+    def make(cls, parameters: list[str], compiled: _Compiled,
              placement: Placement) -> _LaunchPlan:
-        position = {name: i for i, name in enumerate(function._parameters)}
+        """The plan of launches passing the kernel's ``parameters``."""
+        position = {name: i for i, name in enumerate(parameters)}
         arrays = [position[name] for name in compiled.module.arrays]
         numpy = tuple(i for i in arrays if type(placement.args[i]) is np.ndarray)
         written = tuple(position[name] for name, use in compiled.module.arrays.items()
@@ -392,4 +408,4 @@ def kernel(signature_or_function: Any = None, *, ndim: int = 1) -> Any:
     return decorate
 
 
-__all__ = ["KernelFunction", "NdRange", "kernel"]
+__all__ = ["KernelFunction", "NdRange", "kernel", "launch_range_of"]

@@ -15,6 +15,7 @@ from ..dialects import Builder
 from ..dialects.builder import located
 from ..errors import UnsupportedError
 from . import kernel_atomics, kernel_work_group, rules  # noqa: F401  (importing the rules registers them)
+from .kernel_api_calls import KernelApiLaunch
 from .kernel_intrinsics import KERNEL_CALL_RULES
 from .pipeline import type_function
 from .translation import (
@@ -56,11 +57,13 @@ class KernelModule:
     arrays: dict[str, ArrayUse]
 
 
-def type_kernel(py_func, argtypes: tuple[types.Type, ...], fp64: bool = True
-                ) -> tuple[ir.FunctionIR, dict, dict]:
+def type_kernel(py_func, argtypes: tuple[types.Type, ...], fp64: bool = True,
+                kernel_api: KernelApiLaunch | None = None) -> tuple[ir.FunctionIR, dict, dict]:
     """Numba's typed IR of ``py_func`` for ``argtypes``, which must return
-    nothing; Python floats are float32 unless ``fp64``."""
-    func_ir, typemap, calltypes, return_type = type_function(py_func, argtypes, fp64)
+    nothing; Python floats are float32 unless ``fp64``; ``kernel_api``: how
+    ``call_kernel`` launches it, if it does."""
+    func_ir, typemap, calltypes, return_type = type_function(py_func, argtypes, fp64,
+                                                             kernel_api)
     if return_type != types.none:
         raise UnsupportedError(
             f"{func_ir.loc.filename}:{func_ir.loc.line}: kernel '{py_func.__name__}' returns "

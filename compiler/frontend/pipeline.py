@@ -43,6 +43,7 @@ from .float32_typing import PythonFloatsAsFloat32, WeakIntLiterals
 from .host_access import OffloadLower, insert_host_accesses
 from .host_lowering import OffloadTarget, lower_parfor
 from .inplace_operators import InplaceArrayOperators
+from .kernel_api_calls import KernelApiLaunch, RewriteKernelApi
 from .numpy_functions import (
     InlineOverloadsOutsideBodies,
     checked_dot_parallel_impl,
@@ -197,10 +198,14 @@ class _KernelTyping(CompilerBase):
     explicit kernel's IR goes to MLIR instead)."""
 
     fp64 = True  # whether the device has fp64 (else Python floats are float32)
+    kernel_api: KernelApiLaunch | None = None  # how call_kernel launches it, if it does
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_untyped_pipeline(self.state)
         pm.add_pass_after(InlineDeviceFunctions, InlineInlinables)
+        if self.kernel_api is not None:  # before device functions are inlined
+            self.state.xpuc_kernel_api = self.kernel_api
+            pm.add_pass_after(RewriteKernelApi, InlineInlinables)
         pm.add_pass_after(DpnpAsNumPy, InlineDeviceFunctions)
         pm.add_pass_after(RefuseDeviceGlobals, DpnpAsNumPy)
         if not self.fp64:
@@ -217,18 +222,26 @@ class _KernelTypingFloat32(_KernelTyping):
     fp64 = False
 
 
-def type_function(py_func, argtypes: tuple[types.Type, ...], fp64: bool = True
+def type_function(py_func, argtypes: tuple[types.Type, ...], fp64: bool = True,
+                  kernel_api: KernelApiLaunch | None = None
                   ) -> tuple[ir.FunctionIR, dict, dict, types.Type]:
     """Numba's typed IR of ``py_func`` for ``argtypes``: the IR, its typemap,
-    calltypes and return type; Python floats are float32 unless ``fp64``."""
+    calltypes and return type; Python floats are float32 unless ``fp64``;
+    a kernel launched as ``kernel_api`` says has its uses of numba-dpex's
+    kernel API rewritten first (``argtypes``: those its launch passes)."""
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
     typingctx.refresh()
     targetctx.refresh()
     flags = Flags()
     flags.nrt = True  # np.empty and what builds on it (np.zeros) type only with it
+    pipeline_class = _KernelTyping if fp64 else _KernelTypingFloat32
+    if kernel_api is not None:
+        argtypes = kernel_api.all_argument_types(argtypes)
+        pipeline_class = type(pipeline_class.__name__, (pipeline_class,),
+                              {"kernel_api": kernel_api})
     try:
         return compile_extra(typingctx, targetctx, py_func, argtypes, None, flags, {},
-                             pipeline_class=_KernelTyping if fp64 else _KernelTypingFloat32)
+                             pipeline_class=pipeline_class)
     except AttributeError:
         # Numba's typing looks names up in modules and lets a missing one's
         # AttributeError out of its internals: name it, and the user's line
