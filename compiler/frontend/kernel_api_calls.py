@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import enum
 import inspect
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-import numpy as np
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.consts import ConstantInferenceError
@@ -207,8 +207,8 @@ def _name(value: object) -> str:
     if isinstance(value, (_AtomicRef, _Method)):
         return "AtomicRef"
     if isinstance(value, _Callee):
-        return getattr(value.value, "__name__", "atomic_fence").replace(
-            "kernel_api_", "")
+        return {_Group: "NdItem.get_group", kernel_api_atomic_fence: "atomic_fence"}.get(
+            value.value, getattr(value.value, "__name__", ""))
     return type(value).__name__
 
 
@@ -220,6 +220,8 @@ class _Rewrite:
         self.func_ir = func_ir
         self.launch = launch
         self.values: dict[str, object] = {}
+        # the operands the intrinsics do not take (a fence's memory order...)
+        self.dropped: list[ir.Var] = []
 
     def run(self) -> None:
         renamed = {}
@@ -229,6 +231,7 @@ class _Rewrite:
             for stmt in block.body:
                 body += self.statement(stmt, block.scope, renamed)
             block.body = body
+        self.remove_dropped_operands()
         # an accessor's parameter is typed none (KernelApiLaunch): its local
         # array is another variable
         replace_var_names(self.func_ir.blocks, renamed)
@@ -264,6 +267,34 @@ class _Rewrite:
                 f"{where(stmt.loc)}: kernel_api.{_name(self.values[used[0]])} used as a value; "
                 "a kernel calls its methods (xpuc's kernel API: docs/spec.md)")
         return [stmt]
+
+    def remove_dropped_operands(self) -> None:
+        """The definitions of the dropped operands (``kapi.MemoryOrder.RELAXED``)
+        that nothing else reads, and those of what they read in turn: they
+        name Python objects a kernel has no values for."""
+        uses: Counter[str] = Counter()
+        definitions: dict[str, list[tuple[ir.Block, ir.Assign]]] = {}
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                uses.update(v.name for v in stmt.list_vars())
+                if isinstance(stmt, ir.Assign):  # its target is not a use
+                    definitions.setdefault(stmt.target.name, []).append((block, stmt))
+                    uses[stmt.target.name] -= 1
+        pending = [var.name for var in self.dropped]
+        while pending:
+            name = pending.pop()
+            found = definitions.get(name, [])
+            if uses[name] or len(found) != 1:
+                continue
+            block, stmt = found[0]
+            value = stmt.value
+            if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
+                block.body.remove(stmt)
+            elif isinstance(value, ir.Expr) and value.op == "getattr":
+                block.body.remove(stmt)
+                for read in value.list_vars():
+                    uses[read.name] -= 1
+                    pending.append(read.name)
 
     def callee(self, value: ir.Global | ir.FreeVar | ir.Expr) -> object:
         """What a global, or a module's attribute (``kapi.AtomicRef``), is."""
@@ -334,6 +365,7 @@ class _Rewrite:
         if callee is group_barrier:
             return self.group_barrier(stmt, call, scope)
         # atomic_fence: xpuc's fence, whatever order and scope are asked for
+        self.dropped += [*call.args, *(var for _, var in call.kws)]
         function = ir.Var(scope, mk_unique_var("$atomic_fence"), stmt.loc)
         return [self.global_of(function, atomic_fence, stmt.loc),
                 ir.Assign(ir.Expr.call(function, (), (), call.loc), stmt.target, stmt.loc)]
@@ -354,6 +386,8 @@ class _Rewrite:
             copy = ir.Var(scope, mk_unique_var(f"$atomic_{name}"), stmt.loc)
             operands.append(ir.Assign(bound.arguments[name], copy, stmt.loc))
         self.values[stmt.target.name] = _AtomicRef(operands[0].target, operands[1].target)
+        self.dropped += [bound.arguments[name] for name in bound.arguments
+                         if name not in ("ref", "index")]
         return operands
 
     def group_barrier(self, stmt: ir.Assign, call: ir.Expr, scope: ir.Scope) -> list[ir.Stmt]:
@@ -362,6 +396,7 @@ class _Rewrite:
             raise UnsupportedError(f"{where(stmt.loc)}: kernel_api.group_barrier takes the "
                                    "work-group, nd_item.get_group()")
         # SYCL's group barrier fences every memory of the group
+        self.dropped += [var for _, var in call.kws if var is not group]
         function = ir.Var(scope, mk_unique_var("$barrier"), stmt.loc)
         flags = ir.Var(scope, mk_unique_var("$fence_flags"), stmt.loc)
         return [self.global_of(function, barrier, stmt.loc),
@@ -388,8 +423,3 @@ class RewriteKernelApi(FunctionPass):
     def run_pass(self, state) -> bool:
         _Rewrite(state.func_ir, state.xpuc_kernel_api).run()
         return True
-
-
-def scalar_type_of(dtype: object) -> type:
-    """The NumPy scalar type a ``LocalAccessor``'s dtype names."""
-    return np.dtype(dtype).type
