@@ -2,15 +2,18 @@
 (issue 33's acceptance check).
 
 For each ``*_numba_dpex_p.py`` and ``*_numba_mlir_p.py`` program of dpbench, the only
-change is the import of the decorator: ``numba_dpex``'s ``dpjit`` becomes ``xpuc.jit``,
-numba-mlir's ``njit`` (and its ``kernel`` module) xpuc's. Each program runs twice, with
-dpnp arrays and with NumPy arrays inside ``xpuc.device_context(DEVICE)``, on inputs from
-the benchmark's own init function, and is compared with dpbench's reference (the
-``_numpy`` version, else the ``_python`` one) as dpbench validates: ``np.allclose`` or a
-relative error (L2 norm) under the config's ``norm_error`` (default 1e-5). Every case runs
-in a subprocess with a timeout.
+change is the import of the decorator: ``numba_dpex``'s ``dpjit`` becomes ``xpuc.jit``
+(its ``kernel``, ``call_kernel`` and ``kernel_api`` xpuc's too), numba-mlir's ``njit``
+(and its ``kernel`` module) xpuc's. ``--kernels`` adds the ``*_numba_dpex_k.py``
+programs (explicit kernels in numba-dpex's kernel API), which are not issue 33's cases.
+Each program runs twice, with dpnp arrays and with NumPy arrays inside
+``xpuc.device_context(DEVICE)``, on inputs from the benchmark's own init function, and is
+compared with dpbench's reference (the ``_numpy`` version, else the ``_python`` one) as
+dpbench validates: ``np.allclose`` or a relative error (L2 norm) under the config's
+``norm_error`` (default 1e-5). Every case runs in a subprocess with a timeout.
 
     .venv/bin/python scripts/dpbench_cases.py [--dpbench PATH] [--jobs 2] [--json OUT]
+        [-k PATTERN] [--kernels]
 
 ``PATH`` is a git directory (a mirror: files are read at HEAD) or a plain checkout.
 dbscan's init and reference import scikit-learn: without it (on ``PYTHONPATH``, say),
@@ -39,16 +42,20 @@ DEFAULT_DPBENCH = "/work/.mirror/IntelPython+dpbench/repo"
 DEVICE = "opencl:cpu"
 PRESET = "S"
 PROGRAM_SUFFIXES = ("_numba_dpex_p", "_numba_mlir_p")
+KERNEL_SUFFIX = "_numba_dpex_k"  # with --kernels
 MODES = ("dpnp", "numpy in context")
 
 # Preset S, made smaller where its pure-Python reference alone takes most of a minute
 SMALLER_THAN_PRESET = {"knn": {"test_size": 256, "train_size": 256}}
 
 # Import lines rewritten, each to one line, so that the program's line numbers stay its
-# own. What a line's module does not map (numba_dpex's kernel API) is left as written.
+# own. What a line's module does not map is left as written.
 IMPORT_REWRITES = (
     (re.compile(r"^from numba_dpex import dpjit$"), "from xpuc import jit as dpjit"),
+    (re.compile(r"^from numba_dpex import kernel_api as (\w+)$"),
+     r"from xpuc import kernel_api as \1"),
     (re.compile(r"^import numba_dpex as (\w+)$"), r"import xpuc_as_numba_dpex as \1"),
+    (re.compile(r"^import numba_dpex$"), "import xpuc_as_numba_dpex as numba_dpex"),
     (re.compile(r"^import numba_mlir\.kernel as (\w+)$"),
      r"import xpuc_as_numba_mlir_kernel as \1"),
     (re.compile(r"^import numba_mlir as (\w+)$"), r"import xpuc_as_numba_mlir as \1"),
@@ -57,8 +64,11 @@ IMPORT_REWRITES = (
 # The modules those lines import instead
 SHIM_MODULES = {
     "xpuc_as_numba_dpex.py": '''\
-"""numba_dpex's dpjit as xpuc.jit; nothing else of numba_dpex."""
+"""numba_dpex's dpjit, kernels and kernel API as xpuc's; nothing else of numba_dpex."""
+from xpuc import call_kernel, kernel, kernel_api  # noqa: F401
+from xpuc import get_global_id, get_group_id, get_local_id, get_local_size  # noqa: F401
 from xpuc import jit as dpjit  # noqa: F401
+from xpuc.kernel_api import NdRange, Range  # noqa: F401
 ''',
     "xpuc_as_numba_mlir.py": '''\
 """numba-mlir's njit as xpuc.jit, less numba-mlir's own GPU option."""
@@ -96,7 +106,7 @@ def extract(dpbench: Path, dest: Path) -> None:
     else:
         paths = [str(p.relative_to(dpbench)) for p in dpbench.rglob("*") if p.is_file()]
     program_dirs = {str(Path(p).parent) for p in paths
-                    if Path(p).stem.endswith(PROGRAM_SUFFIXES)}
+                    if Path(p).stem.endswith((*PROGRAM_SUFFIXES, KERNEL_SUFFIX))}
     wanted = [p for p in paths
               if (p.startswith("dpbench/configs/") and p.endswith(".toml"))
               or (str(Path(p).parent) in program_dirs and p.endswith(".py"))]
@@ -116,8 +126,8 @@ def dpbench_commit(dpbench: Path) -> str:
     return result.stdout.strip() or "unknown"
 
 
-def find_programs(tree: Path) -> list[dict[str, str]]:
-    """Each prange program with its benchmark's config, ordered by program."""
+def find_programs(tree: Path, suffixes: tuple[str, ...]) -> list[dict[str, str]]:
+    """Each program of one of ``suffixes`` with its benchmark's config, ordered by program."""
     benchmarks = tree / "dpbench" / "benchmarks"
     programs = []
     for config in sorted((tree / "dpbench" / "configs" / "bench_info").rglob("*.toml")):
@@ -125,7 +135,7 @@ def find_programs(tree: Path) -> list[dict[str, str]]:
         for folder in benchmarks.rglob(relative_path):
             if folder.is_dir() and folder.as_posix().endswith("/" + relative_path):
                 programs += [{"program": str(program), "config": str(config)}
-                             for suffix in PROGRAM_SUFFIXES
+                             for suffix in suffixes
                              for program in folder.glob(f"*{suffix}.py")]
     return sorted(programs, key=lambda p: Path(p["program"]).name)
 
@@ -133,7 +143,7 @@ def find_programs(tree: Path) -> list[dict[str, str]]:
 def sibling(program: Path, *suffixes: str) -> Path:
     """The first of the program's sibling modules named by its prefix (``conv2d`` of
     ``conv2d_numba_dpex_p.py``) and one of ``suffixes``, as dpbench finds them."""
-    prefix = program.stem.removesuffix(next(s for s in PROGRAM_SUFFIXES
+    prefix = program.stem.removesuffix(next(s for s in (*PROGRAM_SUFFIXES, KERNEL_SUFFIX)
                                             if program.stem.endswith(s)))
     return next(p for s in suffixes if (p := program.parent / f"{prefix}{s}.py").is_file())
 
@@ -371,6 +381,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=420, help="seconds per case")
     parser.add_argument("--json", type=Path, default=Path("dpbench_cases.json"))
     parser.add_argument("-k", dest="pattern", default="", help="only programs matching this")
+    parser.add_argument("--kernels", action="store_true",
+                        help=f"the *{KERNEL_SUFFIX}.py programs too (numba-dpex's kernel API)")
     parser.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.case:
@@ -380,7 +392,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="dpbench-") as tree:
         extract(options.dpbench, Path(tree))
-        cases = [{**program, "mode": mode} for program in find_programs(Path(tree))
+        suffixes = (*PROGRAM_SUFFIXES, KERNEL_SUFFIX) if options.kernels else PROGRAM_SUFFIXES
+        cases = [{**program, "mode": mode} for program in find_programs(Path(tree), suffixes)
                  for mode in MODES if options.pattern in Path(program["program"]).name]
         sizes = {}
         for case in cases:
