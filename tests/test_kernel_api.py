@@ -66,6 +66,44 @@ def test_item_ids_and_ranges(usm):
 
 
 @xpuc.kernel
+def item_linear_positions(item, out):
+    out[item.get_id(0), item.get_id(1), item.get_id(2)] = (
+        item.get_linear_id() * 1000 + item.get_linear_range())
+
+
+@on_usm_and_numpy
+def test_item_linear_id_and_range(usm):
+    (out,) = launched(item_linear_positions, kapi.Range(2, 3, 4), np.zeros((2, 3, 4), np.int64),
+                      usm=usm)
+    np.testing.assert_array_equal(out, np.arange(24).reshape(2, 3, 4) * 1000 + 24)
+
+
+@xpuc.kernel
+def nd_item_linear_positions(nd_item, out):
+    i, j = nd_item.get_global_id(0), nd_item.get_global_id(1)
+    group = nd_item.get_group()
+    out[i, j, 0] = nd_item.get_global_linear_id()
+    out[i, j, 1] = nd_item.get_local_linear_id()
+    out[i, j, 2] = group.get_group_linear_id()
+    out[i, j, 3] = group.get_group_range(0) * 100 + group.get_group_range(1)
+    out[i, j, 4] = (nd_item.get_global_linear_range() * 10000
+                    + nd_item.get_local_linear_range() * 100 + group.get_group_linear_range())
+    out[i, j, 5] = group.get_local_linear_range()
+
+
+def test_nd_item_and_group_linear_ids_and_ranges():
+    (out,) = launched(nd_item_linear_positions, kapi.NdRange((4, 6), (2, 3)),
+                      np.zeros((4, 6, 6), np.int64), usm=True)
+    i, j = np.indices((4, 6))
+    np.testing.assert_array_equal(out[..., 0], i * 6 + j)
+    np.testing.assert_array_equal(out[..., 1], i % 2 * 3 + j % 3)
+    np.testing.assert_array_equal(out[..., 2], i // 2 * 2 + j // 3)
+    np.testing.assert_array_equal(out[..., 3], 202)
+    np.testing.assert_array_equal(out[..., 4], 24 * 10000 + 6 * 100 + 4)
+    np.testing.assert_array_equal(out[..., 5], 6)
+
+
+@xpuc.kernel
 def nd_item_positions(nd_item: kapi.NdItem, out):
     i, j = nd_item.get_global_id(0), nd_item.get_global_id(1)
     group = nd_item.get_group()
@@ -207,13 +245,13 @@ def test_compiled_once_per_accessor_shape():
 
 def test_an_unsupported_method_names_the_line():
     @xpuc.kernel
-    def linear(item, out):
-        out[item.get_linear_id()] = 1
+    def dimensions(item, out):
+        out[0] = item.dimensions
 
     with pytest.raises(xpuc.UnsupportedError,
-                       match=r"test_kernel_api.py:\d+: kernel_api.Item.get_linear_id is not "
-                             r"supported \(supported: get_id, get_range\)"):
-        xpuc.call_kernel(linear, kapi.Range(4), xpuc.asarray(np.zeros(4)))
+                       match=r"test_kernel_api.py:\d+: kernel_api.Item.dimensions is not "
+                             r"supported \(supported: get_id, get_range, get_linear_id, "):
+        xpuc.call_kernel(dimensions, kapi.Range(4), xpuc.asarray(np.zeros(4)))
 
 
 def test_an_nd_item_method_over_a_range_is_refused():

@@ -29,10 +29,17 @@ from ..errors import UnsupportedError
 from . import kernel_atomics
 from .kernel_intrinsics import (
     get_global_id,
+    get_global_linear_id,
+    get_global_linear_size,
     get_global_size,
     get_group_id,
+    get_group_linear_id,
+    get_linear_num_groups,
     get_local_id,
+    get_local_linear_id,
+    get_local_linear_size,
     get_local_size,
+    get_num_groups,
     local_array,
     outside_kernel,
     private_array,
@@ -180,11 +187,18 @@ class _Method:
 # what each item-like value's methods are: an intrinsic of the same
 # arguments, or (None) the item's group
 _ITEM_METHODS: dict[type, dict[str, Callable | None]] = {
-    Item: {"get_id": get_global_id, "get_range": get_global_size},
+    Item: {"get_id": get_global_id, "get_range": get_global_size,
+           "get_linear_id": get_global_linear_id, "get_linear_range": get_global_linear_size},
     NdItem: {"get_global_id": get_global_id, "get_local_id": get_local_id,
              "get_global_range": get_global_size, "get_local_range": get_local_size,
-             "get_group": None},
-    _Group: {"get_group_id": get_group_id, "get_local_range": get_local_size},
+             "get_global_linear_id": get_global_linear_id,
+             "get_local_linear_id": get_local_linear_id,
+             "get_global_linear_range": get_global_linear_size,
+             "get_local_linear_range": get_local_linear_size, "get_group": None},
+    _Group: {"get_group_id": get_group_id, "get_local_range": get_local_size,
+             "get_group_range": get_num_groups, "get_group_linear_id": get_group_linear_id,
+             "get_local_linear_range": get_local_linear_size,
+             "get_group_linear_range": get_linear_num_groups},
 }
 
 _ATOMIC_METHODS: dict[str, Callable] = {

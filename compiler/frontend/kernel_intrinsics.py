@@ -59,6 +59,37 @@ def get_local_size(dim: int) -> int:
     raise outside_kernel("get_local_size")
 
 
+def get_num_groups(dim: int) -> int:
+    """The number of work-groups in dimension ``dim``."""
+    raise outside_kernel("get_num_groups")
+
+
+# Linear positions and sizes over all of the range's dimensions, in SYCL's
+# row-major order (numba-dpex's Item.get_linear_id and the like)
+def get_global_linear_id() -> int:
+    raise outside_kernel("get_global_linear_id")
+
+
+def get_local_linear_id() -> int:
+    raise outside_kernel("get_local_linear_id")
+
+
+def get_group_linear_id() -> int:
+    raise outside_kernel("get_group_linear_id")
+
+
+def get_global_linear_size() -> int:
+    raise outside_kernel("get_global_linear_size")
+
+
+def get_local_linear_size() -> int:
+    raise outside_kernel("get_local_linear_size")
+
+
+def get_linear_num_groups() -> int:
+    raise outside_kernel("get_linear_num_groups")
+
+
 def private_array(shape: int | tuple[int, ...], dtype: object) -> object:
     """An array of the work-item's own (``xpuc.private.array``): constant shape."""
     raise outside_kernel("private.array")
@@ -94,6 +125,10 @@ def _dimension_function_typing(self, args, kws):
     return None
 
 
+def _no_argument_typing(self, args, kws):
+    return signature(types.intp) if not args and not kws else None
+
+
 def shape_rank(shape: types.Type) -> int | None:
     if isinstance(shape, types.Integer):
         return 1
@@ -116,8 +151,12 @@ def _local_array_typing(self, args, kws):
     return signature(types.Array(dtype, rank, "C"), *args)
 
 
-for _fn in (get_global_id, get_local_id, get_group_id, get_global_size, get_local_size):
+for _fn in (get_global_id, get_local_id, get_group_id, get_global_size, get_local_size,
+            get_num_groups):
     kernel_template(_fn, _dimension_function_typing)
+for _fn in (get_global_linear_id, get_local_linear_id, get_group_linear_id,
+            get_global_linear_size, get_local_linear_size, get_linear_num_groups):
+    kernel_template(_fn, _no_argument_typing)
 kernel_template(local_array, _local_array_typing)
 kernel_template(private_array, _local_array_typing)
 
@@ -166,6 +205,44 @@ kernel_call_rule(get_local_id)(_id_rule("gpu.thread_id"))
 kernel_call_rule(get_group_id)(_id_rule("gpu.block_id"))
 kernel_call_rule(get_local_size)(_id_rule("gpu.block_dim"))
 kernel_call_rule(get_global_size)(_id_rule("gpu.grid_dim", "gpu.block_dim"))
+kernel_call_rule(get_num_groups)(_id_rule("gpu.grid_dim"))
+
+
+def _linear_rule(index_ops: tuple[str, ...], extent_ops: tuple[str, ...]):
+    """A linear position (the product of ``index_ops`` on each axis) in, or with
+    no ``index_ops`` the size of, the extents ``extent_ops`` make: the last
+    dimension (x) fastest."""
+    def product(t: KernelTranslation, ops: tuple[str, ...], axis: str) -> Value:
+        values = [t.b.op(f"{op} {axis}", INDEX) for op in ops]
+        result = values[0]
+        for value in values[1:]:
+            result = arith.binary(t.b, "arith.muli", result, value)
+        return result
+
+    def translate(t: KernelTranslation, expr: ir.Expr, target: ir.Var) -> Value:
+        result = stride = None
+        for axis in "xyz"[:t.ndim]:
+            extent = product(t, extent_ops, axis)
+            if index_ops:
+                term = product(t, index_ops, axis)
+                if stride is not None:
+                    term = arith.binary(t.b, "arith.muli", term, stride)
+                result = term if result is None else arith.binary(t.b, "arith.addi", result,
+                                                                  term)
+            stride = extent if stride is None else arith.binary(t.b, "arith.muli", stride,
+                                                                extent)
+        return arith.cast(t.b, result if index_ops else stride, ScalarType("i", 64))
+
+    return translate
+
+
+kernel_call_rule(get_global_linear_id)(
+    _linear_rule(("gpu.global_id",), ("gpu.grid_dim", "gpu.block_dim")))
+kernel_call_rule(get_local_linear_id)(_linear_rule(("gpu.thread_id",), ("gpu.block_dim",)))
+kernel_call_rule(get_group_linear_id)(_linear_rule(("gpu.block_id",), ("gpu.grid_dim",)))
+kernel_call_rule(get_global_linear_size)(_linear_rule((), ("gpu.grid_dim", "gpu.block_dim")))
+kernel_call_rule(get_local_linear_size)(_linear_rule((), ("gpu.block_dim",)))
+kernel_call_rule(get_linear_num_groups)(_linear_rule((), ("gpu.grid_dim",)))
 
 
 @kernel_call_rule(local_array, private_array)
