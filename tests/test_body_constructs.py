@@ -1075,3 +1075,31 @@ def test_reduction_array_read_in_the_loop_is_refused():
     line = reduction_read_in_the_loop.__code__.co_firstlineno + 4
     assert f"{__file__}:{line}: the array 'acc' that the loop reduces into" in \
         str(refusal.value)
+
+
+# ---- len in a body -----------------------------------------------------------------
+
+
+def row_lengths(a, out):
+    for i in numba.prange(out.shape[0]):
+        window = np.zeros((3, 2))
+        out[i] = len(a[i]) * 100 + len(window) * 10 + len((i, i))
+    return out
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_len_of_arrays_and_tuples(inputs):
+    check_offloaded(row_lengths, np.ones((4, 7)), np.zeros(4), inputs=inputs)
+
+
+def test_len_of_a_kernels_private_array():
+    """knn_numba_dpex_k's ``range(len(queue_neighbors))``."""
+    @xpuc.kernel
+    def lengths(a, out):
+        i = xpuc.get_global_id(0)
+        neighbors = xpuc.private.array((5, 2), np.float64)
+        out[i] = len(a) * 10 + len(neighbors)
+
+    out = xpuc.asarray(np.zeros(3))
+    lengths[3](xpuc.asarray(np.zeros(8)), out)
+    np.testing.assert_array_equal(xpuc.array_library.tensor.asnumpy(out), 85.0)
