@@ -186,6 +186,27 @@ def test_atomic_ref_load_store_exchange(usm):
 
 
 @xpuc.kernel
+def first_claims(item, owners, claimed, expected):
+    """Each work-item claims slot i % 4 if it is still free (-1): one wins."""
+    i = item.get_id(0)
+    expected[i, 0] = -1
+    claimed[i] = kapi.AtomicRef(owners, index=i % 4).compare_exchange(expected[i], i)
+
+
+@on_usm_and_numpy
+def test_atomic_ref_compare_exchange(usm):
+    owners, claimed, expected = launched(first_claims, kapi.Range(40), np.full(4, -1),
+                                         np.zeros(40, np.bool_), np.zeros((40, 1), np.int64),
+                                         usm=usm)
+    assert sorted(owners % 4) == [0, 1, 2, 3]
+    np.testing.assert_array_equal(np.flatnonzero(claimed), np.sort(owners))
+    # a loser's expected value is the winner it found
+    losers = np.flatnonzero(~claimed)
+    np.testing.assert_array_equal(expected[losers, 0], owners[losers % 4])
+    np.testing.assert_array_equal(expected[owners, 0], -1)
+
+
+@xpuc.kernel
 def reversed_windows(item, a, out):
     """Each work-item reverses its window of 4 through a private array."""
     i = item.get_id(0)
@@ -260,17 +281,24 @@ def test_an_nd_item_method_over_a_range_is_refused():
                          xpuc.asarray(np.zeros((4, 6, 5), np.int64)))
 
 
-def test_an_unsupported_atomic_ref_method_and_order():
+def test_unsupported_atomic_ref_uses():
     @xpuc.kernel
     def swap(item, a):
-        kapi.AtomicRef(a, 0).compare_exchange(a, 1.0)
+        kapi.AtomicRef(a, 0).compare_exchange(a, 1.0, 0, 1)
 
     @xpuc.kernel
     def ordered(item, a):
         kapi.AtomicRef(a, 0, memory_order=kapi.MemoryOrder.SEQ_CST).fetch_add(1.0)
 
+    @xpuc.kernel
+    def referenced(item, a):
+        a[1] = kapi.AtomicRef(a, 0).ref
+
     a = xpuc.asarray(np.zeros(4))
-    with pytest.raises(xpuc.UnsupportedError, match="AtomicRef.compare_exchange is not supported"):
+    with pytest.raises(xpuc.UnsupportedError, match="kernel_api.AtomicRef.ref is not supported"):
+        xpuc.call_kernel(referenced, kapi.Range(4), a)
+    with pytest.raises(xpuc.UnsupportedError,
+                       match="AtomicRef.compare_exchange: too many positional arguments"):
         xpuc.call_kernel(swap, kapi.Range(4), a)
     with pytest.raises(xpuc.UnsupportedError, match="AtomicRef's memory_order"):
         xpuc.call_kernel(ordered, kapi.Range(4), a)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import operator
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -182,6 +183,7 @@ class _Method:
     """A method of an atomic reference: its calls take the reference's operands first."""
 
     ref: _AtomicRef
+    stub: Callable
 
 
 # what each item-like value's methods are: an intrinsic of the same
@@ -207,7 +209,12 @@ _ATOMIC_METHODS: dict[str, Callable] = {
     "fetch_and": kernel_atomics.and_, "fetch_or": kernel_atomics.or_,
     "fetch_xor": kernel_atomics.xor, "load": kernel_atomics.load,
     "store": kernel_atomics.store, "exchange": kernel_atomics.exchange,
+    "compare_exchange": kernel_atomics.compare_exchange,
 }
+
+
+def _compare_exchange_parameters(expected, desired, expected_idx=0) -> None:
+    """How ``AtomicRef.compare_exchange(...)`` binds its arguments."""
 
 _CALLEES = (AtomicRef, group_barrier, kernel_api_atomic_fence)
 
@@ -360,13 +367,15 @@ class _Rewrite:
                 raise UnsupportedError(
                     f"{where(stmt.loc)}: kernel_api.AtomicRef.{value.attr} is not supported "
                     f"(supported: {', '.join(_ATOMIC_METHODS)})")
-            self.values[stmt.target.name] = _Method(held)
+            self.values[stmt.target.name] = _Method(held, _ATOMIC_METHODS[value.attr])
             return [self.global_of(stmt.target, _ATOMIC_METHODS[value.attr], stmt.loc)]
         raise UnsupportedError(f"{where(stmt.loc)}: kernel_api.{_name(held)}.{value.attr} is "
                                "not supported")
 
     def call(self, stmt: ir.Assign, call: ir.Expr, scope: ir.Scope) -> list[ir.Stmt]:
         held = self.values[call.func.name]
+        if isinstance(held, _Method) and held.stub is kernel_atomics.compare_exchange:
+            return self.compare_exchange(stmt, call, held.ref, scope)
         if isinstance(held, _Method):
             call.args = [held.ref.array, held.ref.index, *call.args]
             return [stmt]
@@ -403,6 +412,38 @@ class _Rewrite:
         self.dropped += [bound.arguments[name] for name in bound.arguments
                          if name not in ("ref", "index")]
         return operands
+
+    def compare_exchange(self, stmt: ir.Assign, call: ir.Expr, ref: _AtomicRef,
+                         scope: ir.Scope) -> list[ir.Stmt]:
+        """numba-dpex's ``ref.compare_exchange(expected, desired, expected_idx)``:
+        ``expected[expected_idx]`` is the value expected and gets the value
+        held (unchanged where it was the one expected); true where it was.
+        ``xpuc.atomic.compare_exchange`` compares floats by their bits, the
+        result by value."""
+        try:
+            bound = inspect.signature(_compare_exchange_parameters).bind(*call.args,
+                                                                         **dict(call.kws))
+        except TypeError as error:
+            raise UnsupportedError(f"{where(stmt.loc)}: kernel_api.AtomicRef.compare_exchange: "
+                                   f"{error}") from None
+        loc = stmt.loc
+        expected_array = bound.arguments["expected"]
+        position = bound.arguments.get("expected_idx")
+        variables = [ir.Var(scope, mk_unique_var(f"$compare_exchange_{what}"), loc)
+                     for what in ("function", "position", "expected", "held")]
+        function, position_var, expected, held = variables
+        statements = [self.global_of(function, kernel_atomics.compare_exchange, loc)]
+        if position is None:
+            statements.append(ir.Assign(ir.Const(0, loc), position_var, loc))
+        else:
+            statements.append(ir.Assign(position, position_var, loc))
+        return [*statements,
+                ir.Assign(ir.Expr.getitem(expected_array, position_var, loc), expected, loc),
+                ir.Assign(ir.Expr.call(function, (ref.array, ref.index, expected,
+                                                  bound.arguments["desired"]), (), call.loc),
+                          held, loc),
+                ir.SetItem(expected_array, position_var, held, loc),
+                ir.Assign(ir.Expr.binop(operator.eq, held, expected, loc), stmt.target, loc)]
 
     def group_barrier(self, stmt: ir.Assign, call: ir.Expr, scope: ir.Scope) -> list[ir.Stmt]:
         group = call.args[0] if call.args else dict(call.kws).get("group")
