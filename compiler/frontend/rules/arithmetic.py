@@ -197,17 +197,15 @@ def _float(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
 
 @call_rule(builtins.len)
 def _len(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
-    """``len`` of an array: its first extent (a boolean-masked one's count);
-    of a tuple, its length, which its type knows."""
+    """``len`` of an array: its first extent; of a tuple, its length, which
+    its type knows; of anything else, refused."""
     arg_type = t.typemap[expr.args[0].name]
     if isinstance(arg_type, types.BaseTuple):
         return t.b.constant(len(arg_type), ScalarType("i", 64))
     held = t.lookup(expr.args[0])
-    if isinstance(held, MaskedArray):
-        return masked_length(t, held, expr.loc)
-    if isinstance(held, (ArrayValue, ComputedArray)) and held.dims:
+    if isinstance(held, ArrayValue) and held.dims:
         return arith.cast(t.b, held.dims[0], ScalarType("i", 64))
-    raise UnsupportedError(f"{where(expr.loc)}: len of a {arg_type} in a parfor body")
+    return call_on_scalars(t, expr, builtins.len)  # refused, naming the operand
 
 
 def _name(obj: object) -> str:
