@@ -217,6 +217,24 @@ def reversed_windows(item, a, out):
         out[i * 4 + k] = window[3 - k]
 
 
+@xpuc.kernel
+def zeroed_windows(item, out):
+    """A private array filled with zeros, half of it then written."""
+    i = item.get_id(0)
+    window = kapi.PrivateArray(4, np.float32, fill_zeros=True)
+    for k in range(2):
+        window[k] = i + k
+    for k in range(4):
+        out[i, k] = window[k]
+
+
+def test_private_array_filled_with_zeros():
+    (out,) = launched(zeroed_windows, kapi.Range(8), np.full((8, 4), 7, np.float32), usm=True)
+    expected = np.zeros((8, 4), np.float32)
+    expected[:, 0], expected[:, 1] = np.arange(8), np.arange(8) + 1
+    np.testing.assert_array_equal(out, expected)
+
+
 @on_usm_and_numpy
 def test_private_array(usm):
     a = np.arange(32, dtype=np.float32)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
+import numpy as np
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.consts import ConstantInferenceError
@@ -159,11 +160,6 @@ class KernelApiLaunch:
 
 
 @dataclass
-class _Group:
-    """The value of ``nd_item.get_group()``."""
-
-
-@dataclass
 class _Callee:
     """A kernel-API callee (``AtomicRef``, ``group_barrier``...)."""
 
@@ -197,7 +193,7 @@ _ITEM_METHODS: dict[type, dict[str, Callable | None]] = {
              "get_local_linear_id": get_local_linear_id,
              "get_global_linear_range": get_global_linear_size,
              "get_local_linear_range": get_local_linear_size, "get_group": None},
-    _Group: {"get_group_id": get_group_id, "get_local_range": get_local_size,
+    Group: {"get_group_id": get_group_id, "get_local_range": get_local_size,
              "get_group_range": get_num_groups, "get_group_linear_id": get_group_linear_id,
              "get_local_linear_range": get_local_linear_size,
              "get_group_linear_range": get_linear_num_groups},
@@ -216,19 +212,17 @@ _ATOMIC_METHODS: dict[str, Callable] = {
 def _compare_exchange_parameters(expected, desired, expected_idx=0) -> None:
     """How ``AtomicRef.compare_exchange(...)`` binds its arguments."""
 
-_CALLEES = (AtomicRef, group_barrier, kernel_api_atomic_fence)
+_CALLEES = (AtomicRef, PrivateArray, group_barrier, kernel_api_atomic_fence)
 
 
 def _name(value: object) -> str:
     """A kernel-API value as the user wrote it, for error messages."""
     if isinstance(value, type):
         return value.__name__
-    if isinstance(value, _Group):
-        return "Group"
     if isinstance(value, (_AtomicRef, _Method)):
         return "AtomicRef"
     if isinstance(value, _Callee):
-        return {_Group: "NdItem.get_group", kernel_api_atomic_fence: "atomic_fence"}.get(
+        return {Group: "NdItem.get_group", kernel_api_atomic_fence: "atomic_fence"}.get(
             value.value, getattr(value.value, "__name__", ""))
     return type(value).__name__
 
@@ -270,8 +264,6 @@ class _Rewrite:
                     isinstance(value, ir.Expr) and value.op == "getattr"
                     and value.value.name not in self.values):
                 callee = self.callee(value)
-                if callee is PrivateArray:  # xpuc's private array under numba-dpex's name
-                    return [self.global_of(stmt.target, private_array, stmt.loc)]
                 if any(callee is known for known in _CALLEES):
                     self.values[stmt.target.name] = _Callee(callee)
                     return []
@@ -359,7 +351,7 @@ class _Rewrite:
                     f"supported (supported: {', '.join(methods)})")
             method = methods[value.attr]
             if method is None:
-                self.values[stmt.target.name] = _Callee(_Group)
+                self.values[stmt.target.name] = _Callee(Group)  # calls of it give the group
                 return []
             return [self.global_of(stmt.target, method, stmt.loc)]
         if isinstance(held, _AtomicRef):
@@ -380,9 +372,11 @@ class _Rewrite:
             call.args = [held.ref.array, held.ref.index, *call.args]
             return [stmt]
         callee = held.value
-        if callee is _Group:
-            self.values[stmt.target.name] = _Group()
+        if callee is Group:
+            self.values[stmt.target.name] = Group
             return []
+        if callee is PrivateArray:
+            return self.private_array(stmt, call, scope)
         if callee is AtomicRef:
             return self.atomic_ref(stmt, call, scope)
         if callee is group_barrier:
@@ -412,6 +406,29 @@ class _Rewrite:
         self.dropped += [bound.arguments[name] for name in bound.arguments
                          if name not in ("ref", "index")]
         return operands
+
+    def private_array(self, stmt: ir.Assign, call: ir.Expr, scope: ir.Scope) -> list[ir.Stmt]:
+        """``PrivateArray(shape, dtype, fill_zeros)``: xpuc's private array, or
+        ``np.zeros`` of the shape where ``fill_zeros`` is true."""
+        try:
+            bound = inspect.signature(PrivateArray).bind(*call.args, **dict(call.kws))
+        except TypeError as error:
+            raise UnsupportedError(f"{where(stmt.loc)}: kernel_api.PrivateArray: {error}"
+                                   ) from None
+        fill_zeros = bound.arguments.get("fill_zeros")
+        zeros = False
+        if fill_zeros is not None:
+            try:
+                zeros = bool(self.func_ir.infer_constant(fill_zeros))
+            except ConstantInferenceError:
+                raise UnsupportedError(f"{where(stmt.loc)}: kernel_api.PrivateArray's "
+                                       "fill_zeros must be a constant") from None
+            self.dropped.append(fill_zeros)
+        function = ir.Var(scope, mk_unique_var("$private_array"), stmt.loc)
+        return [self.global_of(function, np.zeros if zeros else private_array, stmt.loc),
+                ir.Assign(ir.Expr.call(function, (bound.arguments["shape"],
+                                                  bound.arguments["dtype"]), (), call.loc),
+                          stmt.target, stmt.loc)]
 
     def compare_exchange(self, stmt: ir.Assign, call: ir.Expr, ref: _AtomicRef,
                          scope: ir.Scope) -> list[ir.Stmt]:
@@ -447,7 +464,7 @@ class _Rewrite:
 
     def group_barrier(self, stmt: ir.Assign, call: ir.Expr, scope: ir.Scope) -> list[ir.Stmt]:
         group = call.args[0] if call.args else dict(call.kws).get("group")
-        if group is None or not isinstance(self.values.get(group.name), _Group):
+        if group is None or self.values.get(group.name) is not Group:
             raise UnsupportedError(f"{where(stmt.loc)}: kernel_api.group_barrier takes the "
                                    "work-group, nd_item.get_group()")
         # SYCL's group barrier fences every memory of the group
