@@ -7,12 +7,17 @@ tails of CUDA blocks."""
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+from numba.core import types
 
+import xpuc
 from xpuc import cli
+from xpuc import kernel_api as kapi
 from xpuc.abi import ArgKind
 from xpuc.errors import UnsupportedError, XpucError
 from xpuc.frontend.host_lowering import compile_to_spirv
+from xpuc.frontend.kernel_api_calls import KernelApiLaunch
 from xpuc.nvidia_gpus import ARCHITECTURES
 from xpuc.passes import CUDA_KERNEL_STAGES, CUDA_STAGES, Target, libdevice, lower, stages_for
 from xpuc.passes.libdevice import libdevice_path
@@ -393,3 +398,26 @@ def test_only_float_adds_become_the_gpus_own(tmp_path, capsys):
     ptx = capsys.readouterr().out
     assert ptx.count("atom.global.add.f32") == 1
     assert ptx.count("atom.relaxed.gpu.global.cas.b32") == 1
+
+
+def test_kernel_api_kernels_become_ptx():
+    """A kernel in numba-dpex's kernel API, as call_kernel launches it over an
+    NdRange with a local accessor: its group barrier, work-group memory and
+    atomic in PTX (which conftest.py validates with ptxas)."""
+    @xpuc.kernel
+    def work_group_total(nd_item, a, total, partial):
+        local = nd_item.get_local_id(0)
+        partial[local] = a[nd_item.get_global_id(0)]
+        kapi.group_barrier(nd_item.get_group())
+        if local == 0:
+            group_sum = 0.0
+            for k in range(nd_item.get_local_range(0)):
+                group_sum += partial[k]
+            kapi.AtomicRef(total, index=0).fetch_add(group_sum)
+
+    vector = types.Array(types.float64, 1, "C")
+    launch = KernelApiLaunch(kapi.NdItem, ((3, (64,), np.float64),))
+    ptx = work_group_total.compile((vector, vector), 1, "sm_90", launch).lowered.ptx.decode()
+    assert "bar.sync" in ptx
+    assert re.search(r"\.shared \.align \d+ \.b8 \w+\[512\]", ptx)
+    assert re.search(r"atom\.global\.add\.f64|atom\.global\.cas\.b64", ptx)
