@@ -170,7 +170,7 @@ def exchange_and_load(item, a, old, loaded):
     i = item.get_id(0)
     ref = kapi.AtomicRef(a, index=i)
     loaded[i] = ref.load()
-    old[i] = ref.exchange(i * 2.0)
+    old[i] = ref.exchange(val=i * 2.0)
     kapi.AtomicRef(loaded, index=i).store(loaded[i] + 1.0)
     kapi.atomic_fence(kapi.MemoryOrder.SEQ_CST, kapi.MemoryScope.DEVICE)
 
@@ -312,7 +312,13 @@ def test_unsupported_atomic_ref_uses():
     def referenced(item, a):
         a[1] = kapi.AtomicRef(a, 0).ref
 
+    @xpuc.kernel
+    def misnamed(item, a):
+        kapi.AtomicRef(a, 0).fetch_add(value=1.0)
+
     a = xpuc.asarray(np.zeros(4))
+    with pytest.raises(xpuc.UnsupportedError, match="AtomicRef: unexpected argument 'value'"):
+        xpuc.call_kernel(misnamed, kapi.Range(4), a)
     with pytest.raises(xpuc.UnsupportedError, match="kernel_api.AtomicRef.ref is not supported"):
         xpuc.call_kernel(referenced, kapi.Range(4), a)
     with pytest.raises(xpuc.UnsupportedError,

@@ -369,7 +369,13 @@ class _Rewrite:
         if isinstance(held, _Method) and held.stub is kernel_atomics.compare_exchange:
             return self.compare_exchange(stmt, call, held.ref, scope)
         if isinstance(held, _Method):
-            call.args = [held.ref.array, held.ref.index, *call.args]
+            operands = list(call.args)
+            for name, var in call.kws:  # numba-dpex names the operand val
+                if name != "val" or operands:
+                    raise UnsupportedError(f"{where(stmt.loc)}: kernel_api.AtomicRef: "
+                                           f"unexpected argument {name!r}")
+                operands.append(var)
+            call.args, call.kws = [held.ref.array, held.ref.index, *operands], []
             return [stmt]
         callee = held.value
         if callee is Group:
