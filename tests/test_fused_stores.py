@@ -2,8 +2,9 @@
 each element and stores it into the view (issues 30 and 32: Jacobi's step was
 two kernels, the expression into a temporary and the store). An array the
 expression reads that may share the view's memory at another element is
-copied first where it does (by host code for a NumPy array, by the runtime
-for USM, no kernel compiled for it: shared_operands.py), as NumPy reads every
+copied first where it does (its byte span: by one memcpy on the host for a
+NumPy array, by the runtime for USM, no kernel compiled for it:
+shared_operands.py), as NumPy reads every
 operand first. Checked
 against NumPy on NumPy arrays in a device context and on device USM arrays,
 with the cost model off (kernels) and on (tiny parfors on the host), counting

@@ -24,15 +24,15 @@ from ..errors import UnsupportedError
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, within_a_call
 from .translation import index_of
 from .user_locations import described, inlined_call, is_library_code
-from .usm import DeviceUSMArray, span_copy
+from .usm import DeviceUSMArray, USMArray, span_copy
 
 READ, WRITE, USE = "reads", "writes", "uses"  # USE: may read or write (a call)
 
 # Callees that look only at their array arguments' shapes, or make views of
 # them (Numba's np.reshape and np.transpose are the array methods, which
-# touch no element), or copy them device to device (span_copy).
+# touch no element).
 _SHAPE_ONLY_CALLEES = (len, np.empty_like, np.shape, np.ndim, np.size, np.reshape,
-                       np.transpose, span_copy)
+                       np.transpose)
 # Array methods that make a view of the same elements, touching none.
 _VIEW_METHODS = ("reshape", "transpose", "view")
 
@@ -131,9 +131,13 @@ def _accesses(stmt: ir.Stmt, typemap: dict) -> list[tuple[ir.Var, str]]:
         return [(expr.value, USE)] if bound and is_array(expr.value) else []
     if expr.op in ("cast", "build_tuple", "exhaust_iter", "pair_first", "pair_second"):
         return []
-    if expr.op == "call" and getattr(typemap.get(expr.func.name), "typing_key",
-                                     None) in _SHAPE_ONLY_CALLEES:
+    callee = getattr(typemap.get(expr.func.name), "typing_key", None) \
+        if expr.op == "call" else None
+    if callee in _SHAPE_ONLY_CALLEES:
         return []
+    if callee is span_copy:
+        # a USM array's bytes are copied device to device; a NumPy array's on the host
+        return [(v, READ) for v in expr.args if not isinstance(typemap[v.name], USMArray)]
     if expr.op in ("binop", "unary"):
         return [(v, READ) for v in expr.list_vars() if is_array(v)]
     if expr.op == "inplace_binop":

@@ -15,17 +15,16 @@ Before such a store, each array the fused loop would read that the function
 did not compute (an argument, a view, a name bound to one) is compared with
 the target at run time (addresses, shapes and strides only, host code) and
 copied first where its bytes meet the target's and it is not the target's
-own elements: a NumPy array by host code, a USM array (a CUDA array too) by
-the runtime, which copies the bytes its elements span on the call's queue
-(``usm.span_copy``); no kernel is compiled for a copy most calls never make.
+own elements: the bytes its elements span are copied (``usm.span_copy``), by
+the runtime on the call's queue for a USM array (a CUDA array too), by one
+``memcpy`` on the host for a NumPy array; no kernel is compiled for a copy
+most calls never make.
 An operand the function computes (``b * 2``, ``np.sin(b)``) and the target read at the
 element it writes (``a`` in ``a[:] = a + b``) need no check: those stores
 stay one loop, as before.
 """
 
 from __future__ import annotations
-
-import functools
 
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
@@ -40,7 +39,7 @@ from .slice_assignments import (
     rewrite_host_stores,
     spans_meet,
 )
-from .usm import USMArray
+from .usm import span_copy
 
 
 @register_jitable
@@ -61,43 +60,21 @@ def reads_other_elements(address, shape, strides, itemsize, other, other_shape, 
     return False
 
 
-_STAGED_OPERAND = '''
-def staged_operand(target, operand):
+# its IR is inlined before each store's loop: a copy of the operand's byte
+# span (``span_copy``: the runtime's device to device for a USM array, one
+# ``memcpy`` on the host for NumPy's), no kernel compiled for a copy most calls
+# never make
+def _staged_operand(target, operand):
+    """``operand``, or its copy where a loop writing ``target`` would read
+    elements it has written."""
     if reads_other_elements(target.ctypes.data, target.shape, target.strides, target.itemsize,
                             operand.ctypes.data, operand.shape, operand.strides,
                             operand.itemsize):
-{copy}
+        return span_copy(operand)
     return operand
-'''
-# a NumPy array is copied by host code, a USM array by the runtime: a kernel
-# compiled for every operand checked would cost each compile more than the
-# copy it may never make
-_HOST_COPY = '''
-        staged = np.empty_like(operand)
-        for position in {loop}:
-            staged[position] = operand[position]
-        return staged'''
-_SPAN_COPY = '''
-        return span_copy(operand)'''
+
 
 _GLOBALS = {**GLOBALS, "reads_other_elements": reads_other_elements}
-
-
-@functools.cache
-def _staged_operand(ndim: int, usm_array: bool):
-    """The function returning an operand of ``ndim`` dimensions, or its copy
-    where a loop writing the target would read elements it has written: a
-    ``usm_array``'s byte span copied by the runtime (``span_copy``), another
-    (NumPy's) copied by host code."""
-    if usm_array:
-        copy = _SPAN_COPY
-    else:
-        loop = "range(operand.shape[0])" if ndim == 1 else "np.ndindex(operand.shape)"
-        copy = _HOST_COPY.format(loop=loop)
-    namespace = dict(_GLOBALS)
-    # compiled under this file's name: Numba's locations in it are library code's
-    exec(compile(_STAGED_OPERAND.format(copy=copy), __file__, "exec"), namespace)
-    return namespace["staged_operand"]
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -227,7 +204,7 @@ def stage_operands(state, block: ir.Block, start: int, target: ir.Var,
         at = next(k for k, s in enumerate(holder.body) if s is call)
         callee_blocks, _ = inline_closure_call(
             state.func_ir, _GLOBALS, holder, at,
-            _staged_operand(typemap[var.name].ndim, isinstance(typemap[var.name], USMArray)),
+            _staged_operand,
             state.typingctx, state.targetctx, (typemap[target.name], typemap[var.name]),
             typemap, state.calltypes, work_list)
         # the operand or its copy, typed as the inlined function returns them

@@ -20,8 +20,9 @@ leaves any other to host code, which cannot reach the elements of a
   parfor of it, is that loop too, the value copied first where its bytes
   meet the view's, as NumPy copies it: a parallel loop reading it as it
   writes would read elements already overwritten (Numba's ``parallel=True``
-  gets ``a[1:] = a[:-1]`` wrong so). A USM value's copy is the runtime's,
-  device to device (``usm.span_copy``), no kernel compiled for it.
+  gets ``a[1:] = a[:-1]`` wrong so). The copy is of the bytes the value
+  spans (``usm.span_copy``): the runtime's, device to device, for USM, one
+  ``memcpy`` on the host for NumPy; no kernel compiled for it.
 
 Statements in a ``prange`` body are the body's own and left alone.
 """
@@ -41,7 +42,7 @@ from numba.core.inline_closurecall import inline_closure_call
 from numba.core.ir_utils import build_definitions, get_definition, guard, mk_unique_var
 
 from .inplace_operators import copied_by_indexing, prange_body_labels, slices_of_every_dimension
-from .usm import USMArray, span_copy
+from .usm import span_copy
 
 # One function per rank of the view and of the value: Numba inlines it as one
 # function's IR, so the value's index is spelled out.
@@ -63,21 +64,12 @@ STORE = '''
         view[index] = {source}[{element}]'''
 # A value that may share the view's memory (a view of the same array, an
 # argument) is copied first where it does, as NumPy does: a loop reading it
-# while the view is written would read elements already overwritten.
+# while the view is written would read elements already overwritten. The copy
+# is its byte span's (``span_copy``: the runtime's device to device for USM,
+# one ``memcpy`` on the host for NumPy), no kernel compiled for a copy most
+# calls never make, into an array of its own type: one store reads the value
+# or its copy.
 _STAGED_STORE = '''
-    if spans_meet(view.ctypes.data, view.shape, view.strides, view.itemsize,
-                  value.ctypes.data, value.shape, value.strides, value.itemsize):
-        staged = np.empty_like(value)
-        numba.parfors.parfor.init_prange()
-        for position in {value_loop}:
-            staged[position] = value[position]
-{staged_store}
-    else:
-{value_store}'''
-# A USM value is copied by the runtime instead, device to device (no kernel
-# compiled for a copy most calls never make), into an array of its own type:
-# one store reads the value or its copy.
-_SPAN_STAGED_STORE = '''
     if spans_meet(view.ctypes.data, view.shape, view.strides, view.itemsize,
                   value.ctypes.data, value.shape, value.strides, value.itemsize):
         value = span_copy(value)
@@ -136,10 +128,10 @@ def indented(text: str) -> str:
 
 
 @functools.cache
-def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool, usm_value: bool):
+def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool):
     """The function storing a value of ``value_ndim`` dimensions (0: a
     scalar) into a view of ``view_ndim``, broadcast; ``staged``: copied first
-    where it may share the view's memory (a ``usm_value`` by the runtime)."""
+    where it may share the view's memory."""
     offset = view_ndim - value_ndim
     steps = "".join(STEP.format(d=d, offset=offset) for d in range(value_ndim))
     loop, at = parallel_loop(view_ndim, "shape")
@@ -149,12 +141,8 @@ def _assign_broadcast(view_ndim: int, value_ndim: int, staged: bool, usm_value: 
         text = STORE.format(loop=loop, source=source, element=element)
         return text if value_ndim else text.replace("value[]", "value")
 
-    if staged and value_ndim and usm_value:
-        body = _SPAN_STAGED_STORE.format(value_store=store("value"))
-    elif staged and value_ndim:
-        value_loop, _ = parallel_loop(value_ndim, "value.shape")
-        body = _STAGED_STORE.format(value_loop=value_loop, staged_store=indented(store("staged")),
-                                    value_store=indented(store("value")))
+    if staged and value_ndim:
+        body = _STAGED_STORE.format(value_store=store("value"))
     else:
         body = store("value")
     namespace = dict(GLOBALS)
@@ -341,8 +329,7 @@ def _inline_broadcast(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.Stat
     typemap[view.name] = view_signature.return_type
     getitem = ir.Expr.getitem(stmt.target, index, loc)
     state.calltypes[getitem] = view_signature
-    assign = _assign_broadcast(view_ndim, getattr(value_type, "ndim", 0), staged,
-                               isinstance(value_type, USMArray))
+    assign = _assign_broadcast(view_ndim, getattr(value_type, "ndim", 0), staged)
     callee = ir.Var(scope, mk_unique_var("$assign_broadcast"), loc)
     typemap[callee.name] = types.none  # never read: the call is inlined at once
     done = ir.Var(scope, mk_unique_var("$assigned"), loc)

@@ -330,22 +330,32 @@ def empty_usm(typingctx, shape, array_type_ref):
 
 @intrinsic
 def span_copy(typingctx, array):
-    """A copy of USM array ``array`` made with no kernel: the bytes its
-    elements span (lowest to highest, whatever its strides) copied device to
-    device into memory the runtime allocates on the call's queue, of its USM
-    kind, viewed with its own shape and strides at the same offset."""
-    if not isinstance(array, USMArray):
+    """A copy of ``array`` made with no kernel: the bytes its elements span
+    (lowest to highest, whatever its strides) copied into new memory, viewed
+    with its own shape and strides at the same offset. A USM array's are
+    copied device to device into memory the runtime allocates on the call's
+    queue, of its USM kind; a NumPy array's by one ``memcpy`` on the host,
+    whose memory holds its elements outside parfors (rule 5: host code reads
+    them after ``xpuc_host_access``)."""
+    if not isinstance(array, types.Array):
         return None
 
     def codegen(context, builder, sig, args):
-        link_runtime()
         start, nbytes, offset = host_extent(context, builder, array, args[0])
-        meminfo = cgutils.alloca_once(builder, I8P)
-        call_runtime(context, builder, "xpuc_usm_array_alloc", nbytes,
-                     I32(_USM_KINDS[array.usm_type]), meminfo)
-        meminfo = builder.load(meminfo)
+        if isinstance(array, USMArray):
+            link_runtime()
+            meminfo = cgutils.alloca_once(builder, I8P)
+            call_runtime(context, builder, "xpuc_usm_array_alloc", nbytes,
+                         I32(_USM_KINDS[array.usm_type]), meminfo)
+            meminfo = builder.load(meminfo)
+        else:
+            align = context.get_preferred_array_alignment(array.dtype)
+            meminfo = context.nrt.meminfo_alloc_aligned(builder, nbytes, align)
         span = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), I8P)
-        call_runtime(context, builder, "xpuc_device_copy", span, start, nbytes)
+        if isinstance(array, USMArray):
+            call_runtime(context, builder, "xpuc_device_copy", span, start, nbytes)
+        else:
+            cgutils.raw_memcpy(builder, span, start, nbytes, 1)
         source = context.make_array(array)(context, builder, value=args[0])
         copy = context.make_array(array)(context, builder)
         populate_array(copy, data=builder.bitcast(builder.gep(span, [offset]), source.data.type),
