@@ -435,6 +435,21 @@ def test_other_host_access_to_device_usm_is_refused():
         fill_rows(usm(np.zeros((2, 3))), usm(np.array([0, 1])))
 
 
+def test_rows_read_through_an_index_array_in_host_code_are_refused():
+    """``m[rows]`` copies the rows it picks: host code reading them (and the
+    index array) is refused like any other read, not taken for a view."""
+    @xpuc.jit
+    def picked_rows(m, rows):
+        picked = m[rows]
+        return picked + 1.0
+
+    line = picked_rows.py_func.__code__.co_firstlineno + 2
+    with pytest.raises(xpuc.UnsupportedError,
+                       match=rf"test_usm.py:{line}: host code reads elements of the "
+                             r"usm_type='device' array 'm'"):
+        picked_rows(usm(np.zeros((2, 3))), usm(np.array([0, 1])))
+
+
 @pytest.mark.parametrize("usm_type", ["shared", "host"])
 def test_host_element_access_to_host_accessible_usm(usm_type):
     assert run(first_element, usm(np.arange(3.0) + 4, usm_type)) == 5.0

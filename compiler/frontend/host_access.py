@@ -109,18 +109,26 @@ def _accesses(stmt: ir.Stmt, typemap: dict) -> list[tuple[ir.Var, str]]:
     def is_array(var: ir.Var) -> bool:
         return isinstance(typemap.get(var.name), types.Array)
 
+    def index_array(node) -> list[tuple[ir.Var, str]]:
+        """The index array or mask of ``a[idx]``, ``a[mask] = v``, read."""
+        index = index_of(node)
+        return [(index, READ)] if isinstance(index, ir.Var) and is_array(index) else []
+
     if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
         # a store into a list or a dict touches no array's elements
         uses = [(stmt.target, WRITE)] if is_array(stmt.target) else []
         if is_array(stmt.value):
             uses.append((stmt.value, READ))
-        return uses
+        return uses + index_array(stmt)
     if isinstance(stmt, ir.Print):
         return [(v, READ) for v in stmt.args if is_array(v)]
     if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)):
         return []  # plain assignments, returns, branches, dels
     expr, result = stmt.value, typemap.get(stmt.target.name)
     if expr.op in ("getitem", "static_getitem", "typed_getitem"):
+        if index_array(expr) and is_array(expr.value):
+            # ``a[idx]``, ``a[mask]``: a copy of the elements the index selects
+            return [(expr.value, READ), *index_array(expr)]
         # a slice makes a view (no element touched); an index reads one
         return [] if isinstance(result, types.Array) or not is_array(expr.value) else [
             (expr.value, READ)]
