@@ -11,6 +11,7 @@ import numba
 import numpy as np
 import pytest
 from device_support import DEVICE
+from numba.core.runtime import _nrt_python, rtsys
 
 import xpuc
 import xpuc.runtime
@@ -129,6 +130,41 @@ def test_tiny_parfors_on_host_readable_usm_run_on_the_host(usm_type):
     _, stats = run(ours, a)
     assert on_host(stats), stats
     np.testing.assert_array_equal(dpt.asnumpy(a), np.arange(4.0) + 1.0)
+
+
+def add_to_rows(x, b):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row += 1.0 - b[i]  # an array the body makes, at each iteration
+
+
+@pytest.mark.parametrize("usm_type", ["shared", "host"])
+def test_arrays_a_host_parfors_body_makes_on_usm_are_freed(usm_type):
+    # each iteration's array was freed by the next one's store, the last one never
+    x0, b0 = np.arange(15.0).reshape(5, 3), np.linspace(0.0, 1.0, 15).reshape(5, 3)
+    x, b = (xpuc.asarray(v, queue=DEVICE, usm_type=usm_type) for v in (x0, b0))
+    _, stats = run(xpuc.jit(add_to_rows), x, b)
+    assert on_host(stats), stats
+    assert stats["usm_allocs"] == stats["usm_frees"] == 5, stats
+    np.testing.assert_array_equal(dpt.asnumpy(x), x0 + (1.0 - b0))
+
+
+def test_arrays_a_host_parfors_body_makes_from_numpy_arrays_are_freed():
+    x, b = np.arange(15.0).reshape(5, 3), np.linspace(0.0, 1.0, 15).reshape(5, 3)
+    expected = x + (1.0 - b)
+    ours = xpuc.jit(add_to_rows)
+    run(ours, x.copy(), b)  # compiled first: compiling allocates too
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = rtsys.get_allocation_stats()
+        _, stats = run(ours, x, b)
+        after = rtsys.get_allocation_stats()
+    finally:
+        _nrt_python.memsys_disable_stats()
+    assert on_host(stats), stats
+    assert after.alloc - before.alloc == after.free - before.free > 0, (before, after)
+    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free, (before, after)
+    np.testing.assert_array_equal(x, expected)
 
 
 def test_device_usm_never_runs_on_the_host():

@@ -15,7 +15,7 @@ import copy
 from collections.abc import Callable, Iterable
 
 from llvmlite import ir as llvm
-from numba.core import cgutils, ir, ir_utils, types
+from numba.core import analysis, cgutils, ir, ir_utils, postproc, types
 from numba.core.analysis import compute_cfg_from_blocks
 from numba.parfors.parfor import (
     Parfor,
@@ -176,6 +176,8 @@ def _lower_sequentially(lowerer, twin: Parfor, done: llvm.Block) -> None:
     the builder's block to ``done``."""
     fndesc = lowerer.fndesc
     ir_utils._the_max_label.update(max(lowerer.blkmap))
+    # the entry the least label: Numba's control flow analyses start there
+    entry = ir_utils.next_label()
     twin.loop_body = ir_utils.add_offset_to_labels(twin.loop_body,
                                                    ir_utils._the_max_label.next())
     ir_utils._the_max_label.update(ir_utils.find_max_label(twin.loop_body))
@@ -183,13 +185,53 @@ def _lower_sequentially(lowerer, twin: Parfor, done: llvm.Block) -> None:
     holder = ir.Block(scope, twin.loc)
     holder.body = [twin]
     blocks: dict[int, ir.Block] = {}
-    entry = ir_utils.next_label()
     after, _ = _lower_parfor_sequential_block(entry, holder, blocks, fndesc.typemap,
                                               fndesc.calltypes, False, scope)
+    # the loops' exit, where what the loops' last iteration left is deleted,
+    # then the branch to ``done``
+    blocks[after] = ir.Block(scope, twin.loc)
+    blocks[after].append(ir.Jump(after, twin.loc))  # nothing lives past it, for the analysis
+    _insert_dels(blocks, _own_variables(blocks, twin))
+    exit_label = ir_utils.next_label()
+
+    blocks[after].body[-1] = ir.Jump(exit_label, twin.loc)
     for label in blocks:
         lowerer.blkmap[label] = lowerer.function.append_basic_block(f"B{label}")
-    lowerer.blkmap[after] = done
+    lowerer.blkmap[exit_label] = done
     lowerer.builder.branch(lowerer.blkmap[entry])
     for label, block in sorted(blocks.items()):
         lowerer.builder.position_at_end(lowerer.blkmap[label])
         lowerer.lower_block(block)
+
+
+def _own_variables(blocks: dict[int, ir.Block], twin: Parfor) -> set[str]:
+    """The variables the twin's loops define, but its reduction variables
+    (which the function reads after it) and loop indices (Numba's neither)."""
+    defined = set().union(*analysis.compute_use_defs(blocks).defmap.values())
+    return defined - set(twin.redvars) - {nest.index_variable.name for nest in twin.loop_nests}
+
+
+def _insert_dels(blocks: dict[int, ir.Block], variables: set[str]) -> None:
+    """Insert an ``ir.Del`` of each of ``variables`` after its last use in
+    ``blocks``. Numba deletes a parfor body's variables in the function it
+    compiles the body into (a gufunc), never in the function holding the
+    parfor, whose dels were placed before lowering: without these, an array
+    a body makes (an array expression's result on USM, a view's reference to
+    its base) would leak at each iteration but the next's store."""
+    cfg = compute_cfg_from_blocks(blocks)
+    uses, defs = analysis.compute_use_defs(blocks)
+    live = analysis.compute_live_map(cfg, blocks, uses, defs)
+    dead = analysis.compute_dead_maps(cfg, blocks, live, defs)
+    internal = {label: dead.internal[label] & variables for label in blocks}
+    escaping = {label: dead.escaping[label] & variables for label in blocks}
+    # the twin holds no dels yet (the function's dels in a parfor body are of
+    # variables dead after the parfor, live throughout its loop), which
+    # _patch_var_dels would drop
+    postproc.PostProcessor(_BlocksOnly(blocks))._patch_var_dels(internal, escaping)
+
+
+class _BlocksOnly:
+    """What ``PostProcessor._patch_var_dels`` reads of a function's IR."""
+
+    def __init__(self, blocks: dict[int, ir.Block]) -> None:
+        self.blocks = blocks
