@@ -187,13 +187,13 @@ def _lower_sequentially(lowerer, twin: Parfor, done: llvm.Block) -> None:
     blocks: dict[int, ir.Block] = {}
     after, _ = _lower_parfor_sequential_block(entry, holder, blocks, fndesc.typemap,
                                               fndesc.calltypes, False, scope)
-    # the loops' exit, where what the loops' last iteration left is deleted,
-    # then the branch to ``done``
+    # the loops' exit, which deletes what the last iteration left, then
+    # branches to ``done``; for the analysis it jumps to itself, a block that
+    # uses nothing: none of the twin's own variables lives past it
     blocks[after] = ir.Block(scope, twin.loc)
-    blocks[after].append(ir.Jump(after, twin.loc))  # nothing lives past it, for the analysis
+    blocks[after].append(ir.Jump(after, twin.loc))
     _insert_dels(blocks, _own_variables(blocks, twin))
     exit_label = ir_utils.next_label()
-
     blocks[after].body[-1] = ir.Jump(exit_label, twin.loc)
     for label in blocks:
         lowerer.blkmap[label] = lowerer.function.append_basic_block(f"B{label}")
@@ -217,16 +217,17 @@ def _insert_dels(blocks: dict[int, ir.Block], variables: set[str]) -> None:
     compiles the body into (a gufunc), never in the function holding the
     parfor, whose dels were placed before lowering: without these, an array
     a body makes (an array expression's result on USM, a view's reference to
-    its base) would leak at each iteration but the next's store."""
+    its base) would be freed only by the next iteration's store, the last
+    one never."""
     cfg = compute_cfg_from_blocks(blocks)
     uses, defs = analysis.compute_use_defs(blocks)
     live = analysis.compute_live_map(cfg, blocks, uses, defs)
     dead = analysis.compute_dead_maps(cfg, blocks, live, defs)
     internal = {label: dead.internal[label] & variables for label in blocks}
     escaping = {label: dead.escaping[label] & variables for label in blocks}
-    # the twin holds no dels yet (the function's dels in a parfor body are of
-    # variables dead after the parfor, live throughout its loop), which
-    # _patch_var_dels would drop
+    # as Numba's parfor_insert_dels does; the twin holds no dels yet (the
+    # function's dels in a parfor body are of variables dead after the parfor,
+    # live throughout its loop), which _patch_var_dels would drop
     postproc.PostProcessor(_BlocksOnly(blocks))._patch_var_dels(internal, escaping)
 
 
