@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib.util
 import os
 import re
@@ -287,18 +288,29 @@ _VECTOR_VIEWS = ("{0}", "{0}[1:]", "{0}[:-1]", "{0}[2:]", "{0}[1:-1]", "{0}[::-1
 _MATRIX_VIEWS = tuple(
     [f"{{0}}[{rows}, {columns}]" for rows in _AXIS_SLICES for columns in _AXIS_SLICES]
     + [f"{{0}}[{rows}, {columns}].T" for rows in _AXIS_SLICES for columns in _AXIS_SLICES]
-    + ["{0}", "{0}.T", "{0}[:1]", "{0}[:, :1]", "{0}[-1:, ::-1]"])
+    + ["{0}", "{0}.T", "{0}[:1]", "{0}[:, :1]", "{0}[-1:, ::-1]", "{0}.T[::-1]",
+       "{0}.T[:, ::-1]", "{0}[::-1].T[1:]"])
 # a row or a column: an index of an empty axis is out of bounds
 _MATRIX_LINES = ("{0}[0]", "{0}[-1]", "{0}[:, 0]", "{0}[:, -1]")
+_CUBE_AXIS_SLICES = (":", "1:", "::-1", ":-1:2")
+_CUBE_VIEWS = tuple(
+    [f"{{0}}[{a}, {b}, {c}]{t}" for a in _CUBE_AXIS_SLICES for b in _CUBE_AXIS_SLICES
+     for c in _CUBE_AXIS_SLICES for t in ("", ".T")]
+    + ["{0}", "{0}.T", "{0}.T[::-1]", "{0}[:, ::-1].T[1:]"])
+# a plane or a line of a cube, broadcast over it
+_CUBE_LINES = ("{0}[0]", "{0}[-1, ::-1]", "{0}[:, -1]", "{0}[0, 0]", "{0}[-1, :, 0]")
 _INPLACE = ("+=", "-=", "*=")
 
 
+@functools.cache
 def views(name: str, shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
     """Views of an array ``name`` of ``shape``, as source, with their shapes."""
     if len(shape) == 1:
         patterns = _VECTOR_VIEWS
-    else:
+    elif len(shape) == 2:
         patterns = _MATRIX_VIEWS + (_MATRIX_LINES if min(shape) > 0 else ())
+    else:
+        patterns = _CUBE_VIEWS + (_CUBE_LINES if min(shape) > 0 else ())
     probe = {"probe": np.empty(shape)}
     return {pattern.format(name): eval(pattern.format("probe"), probe).shape  # noqa: S307
             for pattern in patterns}
@@ -376,19 +388,29 @@ class AliasingProgram:
                 f"b = {self.bases[1].dtype} {self.bases[1].shape}, usm_type={self.usm_type}")
 
 
-def _window(offset: int, length: int, backwards: bool) -> slice:
-    """``length`` elements from ``offset`` on, maybe walked backwards."""
+def _window(offset: int, length: int, step: int, backwards: bool) -> slice:
+    """``length`` elements from ``offset`` on, ``step`` apart, maybe walked
+    backwards."""
+    last = offset + (length - 1) * step
     if not backwards or not length:  # (a stop before 0 would wrap around)
-        return slice(offset, offset + length)
-    return slice(offset + length - 1, offset - 1 if offset else None, -1)
+        return slice(offset, last + 1 if length else offset, step)
+    return slice(last, offset - 1 if offset else None, -step)
+
+
+def _span(length: int, step: int) -> int:
+    """How many elements of an axis ``length`` elements ``step`` apart cover."""
+    return (length - 1) * step + 1 if length else 0
 
 
 def _aliasing_shapes() -> st.SearchStrategy:
     """Sizes on both sides of the cost model's threshold (thousands of
-    elements on opencl:cpu), 2-D ones often square so that a transpose fits."""
+    elements on opencl:cpu), 2-D and 3-D ones often square (first and last
+    extents equal) so that a transpose fits."""
     length = st.integers(0, 40) | st.sampled_from((63, 64, 65, 1000, 30000))
     side = st.integers(0, 9) | st.sampled_from((33, 200))
-    return st.tuples(length) | st.tuples(side, side) | st.tuples(side).map(lambda t: t * 2)
+    edge = st.integers(0, 5) | st.just(13)
+    return (st.tuples(length) | st.tuples(side, side) | st.tuples(side).map(lambda t: t * 2)
+            | st.tuples(edge, edge, edge) | st.tuples(edge, edge).map(lambda t: (*t, t[0])))
 
 
 @st.composite
@@ -397,8 +419,10 @@ def _shared_views(draw: st.DrawFn, shape: tuple[int, ...], in_prange: bool
     """The shared array's shape and the keys of x and y in it, and whether y
     is transposed. A prange loop's y meets x only where the iteration that
     writes an element reads it (another row would be a race in the program):
-    in 1-D, x itself, the other half or the other elements; in 2-D, the
-    same row, maybe shifted or reversed."""
+    in 1-D, x itself, the other half or the other elements; in 2-D and 3-D,
+    the same row, maybe shifted, stepped or reversed. Elsewhere x and y are
+    windows of the shared array, each maybe reversed or taking every other
+    element along an axis, so that they meet at some elements only."""
     if in_prange and len(shape) == 1:
         n = shape[0]
         layout = draw(st.sampled_from(("same", "halves", "interleaved")))
@@ -406,23 +430,27 @@ def _shared_views(draw: st.DrawFn, shape: tuple[int, ...], in_prange: bool
                 "halves": [(slice(0, n),), (slice(n, 2 * n),)],
                 "interleaved": [(slice(0, 2 * n, 2),), (slice(1, 2 * n, 2),)]}[layout]
         return (n if layout == "same" else 2 * n,), keys, False
-    fixed_rows = in_prange  # each iteration owns its row
-    margins = tuple(0 if fixed_rows and axis == 0 else draw(st.integers(0, 2))
-                    for axis in range(len(shape)))
-    keys = [tuple(_window(draw(st.integers(0, margin)), n,
-                          not (fixed_rows and axis == 0) and draw(st.booleans()))
-                  for axis, (n, margin) in enumerate(zip(shape, margins)))
-            for _ in range(2)]
-    square = len(shape) == 2 and shape[0] == shape[1]
+    # each iteration owns its row: axis 0 of a prange's x and y is the shared array's
+    free = [not (in_prange and axis == 0) for axis in range(len(shape))]
+    steps = [[draw(st.sampled_from((1, 1, 2))) if free[axis] else 1
+              for axis in range(len(shape))] for _ in range(2)]
+    extents = [n * max(steps[0][axis], steps[1][axis]) + (draw(st.integers(0, 2))
+                                                          if free[axis] else 0)
+               for axis, n in enumerate(shape)]
+    keys = [tuple(_window(draw(st.integers(0, extent - _span(n, step))), n, step,
+                          free[axis] and draw(st.booleans()))
+                  for axis, (n, step, extent) in enumerate(zip(shape, key_steps, extents)))
+            for key_steps in steps]
+    square = len(shape) >= 2 and shape[0] == shape[-1]
     y_transposed = square and not in_prange and draw(st.booleans())
-    return tuple(n + margin for n, margin in zip(shape, margins)), keys, y_transposed
+    return tuple(extents), keys, y_transposed
 
 
 @st.composite
 def aliasing_programs(draw: st.DrawFn) -> AliasingProgram:
     """One to three stores in host code (array expressions), or a prange
     loop storing at its own index: element ``i`` of x from x, y and b at
-    ``i``, or, for 2-D operands, a store into a view of row ``i`` of x from
+    ``i``, or, for 2-D and 3-D operands, a store into a view of row ``i`` of x from
     views of that row and of row ``i`` of y and b."""
     is_float = draw(st.booleans())
     dtypes = ALIASING_FLOAT_DTYPES if is_float else ALIASING_INT_DTYPES
@@ -458,20 +486,20 @@ ALIASING_OUTCOMES = {"kernels": 0, "host": 0, "refused": 0}
 
 
 @contextlib.contextmanager
-def host_parfor_max(value: str | None) -> Iterator[None]:
-    """The cost model's threshold set to ``value`` (``None``: the device's own)."""
-    def set_threshold(setting: str | None) -> None:
+def environment_variable(name: str, value: str | None) -> Iterator[None]:
+    """The environment variable ``name`` set to ``value`` (``None``: unset)."""
+    def set_value(setting: str | None) -> None:
         if setting is None:
-            os.environ.pop(HOST_PARFOR_MAX, None)
+            os.environ.pop(name, None)
         else:
-            os.environ[HOST_PARFOR_MAX] = setting
+            os.environ[name] = setting
 
-    before = os.environ.get(HOST_PARFOR_MAX)
-    set_threshold(value)
+    before = os.environ.get(name)
+    set_value(value)
     try:
         yield
     finally:
-        set_threshold(before)
+        set_value(before)
 
 
 def run_aliasing(program: AliasingProgram, directory: Path) -> None:
@@ -501,7 +529,8 @@ def run_aliasing(program: AliasingProgram, directory: Path) -> None:
                          for base in program.bases]
             xpuc.reset_stats()
             try:
-                with host_parfor_max(threshold), xpuc.device_context(DEVICE):
+                with (environment_variable(HOST_PARFOR_MAX, threshold),
+                      xpuc.device_context(DEVICE)):
                     function(*program.arguments(bases))
             except xpuc.UnsupportedError as error:
                 assert re.match(rf"{re.escape(str(directory))}/fuzz_\w+\.py:\d+: ", str(error)), \
@@ -519,13 +548,160 @@ def run_aliasing(program: AliasingProgram, directory: Path) -> None:
                                    f"{HOST_PARFOR_MAX}={threshold or 'unset'}")
 
 
+# ---- float32: a device without fp64 (XPUC_FP64=0) ---------------------------
+#
+# A program computes a float32 expression per element (a prange body, maybe
+# 2-D, maybe summed) or over whole arrays, mixing float32 data with int
+# scalars (loop indices, a shape, int expressions of them) and Python
+# literals. The reference is NumPy 2 evaluating the same source with
+# np.float32 data and Python ints, which keeps it float32 (NEP 50); xpuc must
+# agree within a few ulps, and no kernel may use f64. An int only ever meets
+# float32 (a division of ints is float64, which the rule refuses).
+
+FP64_VARIABLE = "XPUC_FP64"
+_F32_UNARY = ("np.sin({})", "np.cos({})", "np.exp(-np.abs({}))", "np.sqrt(np.abs({}))",
+              "np.tanh({})", "np.abs({})", "(-{})")
+# a float beside a float or an int (maybe the other way round)
+_F32_MIXED = ("({} + {})", "({} - {})", "({} * {})", "np.minimum({}, {})",
+              "np.maximum({}, {})")
+_F32_FLOATS = ("({} / (np.abs({}) + 1))", "np.hypot({}, {})")
+_F32_CONSTANTS = ("0.5", "-1.25", "2.0", "0.003")
+_F32_INT_CONSTANTS = ("2", "-3", "7", "0")
+_F32_INT_BINARY = ("({} + {})", "({} - {})", "({} * {})", "({} // 3)", "({} % 5)")
+
+
+def _ints(leaves: tuple[str, ...]) -> st.SearchStrategy:
+    """An int expression: a variable or a literal, maybe in an int operation."""
+    leaf = st.sampled_from(leaves + _F32_INT_CONSTANTS)
+    return leaf | st.tuples(st.sampled_from(_F32_INT_BINARY), leaf, leaf).map(
+        lambda t: t[0].format(t[1], t[2]))
+
+
+def float32_expressions(floats: tuple[str, ...], ints: tuple[str, ...], branches: bool,
+                        depth: int = 3) -> st.SearchStrategy:
+    """Source of a float32 expression over ``floats`` (float32 values) and
+    ``ints`` (int scalars), with ``branches`` a conditional expression too."""
+    leaf = st.sampled_from(floats) | st.sampled_from(_F32_CONSTANTS)
+    if depth == 0:
+        return leaf
+    inner = float32_expressions(floats, ints, branches, depth - 1)
+    forms = [
+        st.sampled_from(floats),
+        st.tuples(st.sampled_from(_F32_UNARY), inner).map(lambda t: t[0].format(t[1])),
+        st.tuples(st.sampled_from(_F32_MIXED), inner, leaf | inner | _ints(ints),
+                  st.booleans()).map(
+            lambda t: t[0].format(*((t[1], t[2]) if t[3] else (t[2], t[1])))),
+        st.tuples(st.sampled_from(_F32_FLOATS), inner, leaf | inner).map(
+            lambda t: t[0].format(t[1], t[2])),
+    ]
+    if branches:
+        forms.append(st.tuples(inner, inner, st.sampled_from(_COMPARISONS), _ints(ints),
+                               inner).map(lambda t: f"({t[0]} if {t[4]} {t[2]} {t[3]} "
+                                                    f"else {t[1]})"))
+    return st.one_of(forms)
+
+
+@dataclass
+class Float32Program:
+    """A function ``kernel(a, b, out)`` over float32 arrays, and whether it
+    returns a reduction (``total``), an array (``whole``) or only fills ``out``."""
+
+    source: str
+    a: np.ndarray
+    b: np.ndarray
+    form: str
+    expression: str
+
+    def __str__(self) -> str:
+        return f"{self.source}# a, b, out: float32 {self.a.shape}"
+
+
+@st.composite
+def float32_programs(draw: st.DrawFn) -> Float32Program:
+    form = draw(st.sampled_from(("prange", "prange 2-D", "total", "whole")))
+    if form == "prange 2-D":
+        shape = draw(st.tuples(st.integers(0, 9) | st.just(40), st.integers(0, 40)))
+    else:
+        shape = draw(st.tuples(st.integers(0, 70) | st.sampled_from((1000, 4097))))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a, b = (rng.uniform(-4, 4, shape).astype(np.float32) for _ in range(2))
+    if form == "whole":
+        expression = draw(float32_expressions(("a", "b"), ("n",), False).filter(
+            # an operation on an array: a parfor
+            lambda source: source not in "ab" and re.search(r"\b[ab]\b", source)))
+        body = ["n = a.shape[0]", f"return {expression}"]
+    elif form == "prange 2-D":
+        expression = draw(float32_expressions(("x", "y"), ("i", "j", "n"), True))
+        body = ["n = a.shape[1]", "for i in numba.prange(a.shape[0]):",
+                "    for j in range(n):", "        x = a[i, j]", "        y = b[i, j]",
+                f"        out[i, j] = {expression}"]
+    else:
+        expression = draw(float32_expressions(("x", "y"), ("i", "n"), True))
+        store = "total += " if form == "total" else "out[i] = "
+        body = ["n = a.shape[0]", "total = 0.0", "for i in numba.prange(n):", "    x = a[i]",
+                "    y = b[i]", f"    {store}{expression}", "return total"]
+    source = "def kernel(a, b, out):\n" + "".join(f"    {line}\n" for line in body)
+    return Float32Program(source, a, b, form, expression)
+
+
+def _float32_reference(program: Float32Program, dtype: type) -> tuple[np.ndarray, float]:
+    """``out`` (the array returned, for a whole-array program) and the sum, by
+    NumPy 2 in ``dtype``: float32, or float64 to see how much float32's
+    rounding moves the result."""
+    a, b = program.a.astype(dtype), program.b.astype(dtype)
+    # a Python float is float32 on the device, even alone (``np.sin(0.5)``)
+    expression = re.sub(r"(?<![\w.])(\d+\.\d+)", rf"np.{dtype.__name__}(\1)",
+                        program.expression)
+    with np.errstate(all="ignore"):
+        if program.form == "whole":
+            return eval(expression, {"np": np, "a": a, "b": b, "n": a.shape[0]}), 0.0  # noqa: S307
+        code = compile(expression, "<expression>", "eval")
+        out, total = np.zeros(a.shape, dtype), dtype(0)
+        for index in np.ndindex(a.shape):  # Python ints, as NumPy 2 sees the device's
+            out[index] = eval(code, {"np": np, "x": a[index], "y": b[index], "i": index[0],  # noqa: S307
+                                     "j": index[-1], "n": a.shape[-1]})
+            total += out[index]
+    return out, float(total)
+
+
+def run_float32(program: Float32Program, directory: Path) -> None:
+    """Run ``program`` by xpuc with fp64 off and compare it with NumPy's
+    float32: within a few ulps, plus four times what computing in float64
+    would move it (the expression's own conditioning)."""
+    kernel = load(program.source, directory)
+    out = np.zeros_like(program.a)
+    function = xpuc.jit(kernel)
+    xpuc.reset_stats()
+    with environment_variable(FP64_VARIABLE, "0"), environment_variable(HOST_PARFOR_MAX, "0"), \
+            xpuc.device_context(DEVICE):
+        returned = function(program.a, program.b, out)
+        assert xpuc.stats()["kernels_compiled"] > 0, "nothing was offloaded"
+        assert "f64" not in function.inspect_mlir("spirv"), "a kernel computes in float64"
+    single, returned_single = _float32_reference(program, np.float32)
+    double, returned_double = _float32_reference(program, np.float64)
+    eps = float(np.finfo(np.float32).eps)
+    if program.form == "total":  # summed in another order: error grows with the terms
+        allowed = (4 * abs(returned_single - returned_double) + 8 * eps * max(
+            1.0, np.sqrt(program.a.size) * float(np.abs(double).sum())))
+        assert abs(returned - returned_single) <= allowed, (returned, returned_single)
+        return
+    if program.form == "whole":
+        assert returned.dtype == np.float32, returned.dtype
+        out = returned
+    allowed = 4 * np.abs(single - double) + 8 * eps * np.maximum(np.abs(single), 1.0)
+    bad = ~(np.abs(out.astype(np.float64) - single) <= allowed)
+    assert not bad.any(), (f"{bad.sum()} of {bad.size} differ: xpuc {out[bad][:5]}, "
+                           f"NumPy float32 {single[bad][:5]}, float64 {double[bad][:5]}")
+
+
 PROGRAMS = {
     "elementwise": elementwise_programs(),
     "reduction": reduction_programs(),
     "prange": prange_programs(),
     "aliasing": aliasing_programs(),
+    "float32": float32_programs(),
 }
-CHECKS = {"aliasing": run_aliasing}
+CHECKS = {"aliasing": run_aliasing, "float32": run_float32}
 
 
 def fuzz(kind: str, examples: int, seed: int | None, directory: Path,
