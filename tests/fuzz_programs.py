@@ -107,6 +107,8 @@ class Program:
     source: str
     operands: tuple[Operand, ...]
     is_float: bool
+    # a range or a slice of the program may be empty, though no operand is
+    may_launch_nothing: bool = False
 
     def __str__(self) -> str:
         shown = ", ".join(
@@ -215,6 +217,65 @@ def prange_programs(draw: st.DrawFn) -> Program:
     return Program(source, (a, b, out), is_float)
 
 
+# ---- loops: prange steps and empty slices -------------------------------------
+#
+# A prange over ``range(start, stop, step)`` with steps of either sign and
+# bounds that may leave it empty (rows, and maybe a nested prange over
+# columns, of 2-D operands), or array expressions, stores and sums over
+# slices that may be empty or stepped. The reference is Numba without
+# ``parallel=True``, where a prange is a range (its parfors take a step of 1
+# and refuse empty slices' shapes).
+
+# the bounds of an axis of length n whose iterations are all in [0, n)
+_FORWARD_STARTS = ("0", "1", "2", "{n} // 2", "{n} - 1", "{n}")
+_FORWARD_STOPS = ("0", "1", "{n} // 2", "{n} - 1", "{n}")
+_BACKWARD_STARTS = ("{n} - 1", "{n} - 2", "{n} // 2", "0", "-1")
+_BACKWARD_STOPS = ("-1", "0", "1", "{n} // 2", "{n} - 1")
+_STEPS = (1, 2, 3, 5, -1, -2, -3)
+# bounds of a slice: clipped, so any may be past the end or before the start
+_SLICE_BOUNDS = ("", "0", "1", "{n} // 2", "{n} - 1", "{n}", "{n} + 2", "-1")
+
+
+@st.composite
+def stepped_range(draw: st.DrawFn, length: str) -> str:
+    """``start, stop, step`` of a range over an axis of ``length`` (source)."""
+    step = draw(st.sampled_from(_STEPS))
+    starts, stops = ((_FORWARD_STARTS, _FORWARD_STOPS) if step > 0
+                     else (_BACKWARD_STARTS, _BACKWARD_STOPS))
+    start, stop = (draw(st.sampled_from(bounds)).format(n=length) for bounds in (starts, stops))
+    return f"{start}, {stop}, {step}"
+
+
+@st.composite
+def loop_programs(draw: st.DrawFn) -> Program:
+    """A stepped prange writing ``out`` at its index and summing, or an array
+    expression over maybe empty, maybe stepped slices of the operands,
+    stored into ``out``'s slice or summed."""
+    is_float, a, b = draw(operands())
+    out_dtype = np.result_type(a.base, b.base) if is_float else np.int64
+    out = draw(arrays(np.dtype(out_dtype).name, a.view.shape))
+    two_d = a.view.ndim == 2
+    if draw(st.booleans()):
+        key = ":".join(draw(st.sampled_from(_SLICE_BOUNDS)).format(n="n") for _ in range(2))
+        key += draw(st.sampled_from(("", ":2", ":-1", ":-2")))
+        value = draw(operations((f"a[{key}]", f"b[{key}]"), is_float))
+        last = draw(st.sampled_from((f"out[{key}] = {value}", f"return np.sum({value})")))
+        body = ["n = a.shape[0]", last]
+    else:
+        index = "i, j" if two_d else "i"
+        inner = draw(expressions(("x", "y"), is_float))
+        body = [f"for i in numba.prange({draw(stepped_range('a.shape[0]'))}):",
+                f"    x = a[{index}]", f"    y = b[{index}]", f"    out[{index}] = {inner}",
+                "    total += x", "return total"]
+        if two_d:  # x is unset after an empty inner loop: the sum is of the rows walked
+            loop = draw(st.sampled_from(("range", "numba.prange")))
+            body[1:5] = [f"    for j in {loop}({draw(stepped_range('a.shape[1]'))}):",
+                         *("    " + line for line in body[1:4]), "    total += i"]
+        body.insert(0, "total = 0")
+    source = "def kernel(a, b, out):\n" + "".join(f"    {line}\n" for line in body)
+    return Program(source, (a, b, out), is_float, may_launch_nothing=True)
+
+
 def load(source: str, directory: Path) -> object:
     """The function ``kernel`` of ``source``, from a file (its source lines
     appear in errors)."""
@@ -258,7 +319,8 @@ def compare(program: Program, directory: Path) -> None:
     # a fresh function, compiled for the device; its kernels launched unless
     # an operand is empty (a parfor over an empty range launches nothing)
     assert stats["kernels_compiled"] > 0, "nothing was offloaded"
-    assert stats["kernel_launches"] > 0 or not all(op.view.size for op in program.operands)
+    assert (stats["kernel_launches"] > 0 or program.may_launch_nothing
+            or not all(op.view.size for op in program.operands))
     assert stats["usm_allocs"] == stats["usm_frees"], stats
     assert np.asarray(actual).dtype == np.asarray(expected).dtype
     tol = tolerance(program, expected)
@@ -700,6 +762,7 @@ PROGRAMS = {
     "prange": prange_programs(),
     "aliasing": aliasing_programs(),
     "float32": float32_programs(),
+    "loops": loop_programs(),
 }
 CHECKS = {"aliasing": run_aliasing, "float32": run_float32}
 
