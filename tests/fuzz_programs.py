@@ -716,13 +716,17 @@ def _float32_reference(program: Float32Program, dtype: type) -> tuple[np.ndarray
                         program.expression)
     with np.errstate(all="ignore"):
         if program.form == "whole":
-            return eval(expression, {"np": np, "a": a, "b": b, "n": a.shape[0]}), 0.0  # noqa: S307
+            out = eval(expression, {"np": np, "a": a, "b": b, "n": a.shape[0]})  # noqa: S307
+            assert out.dtype == dtype, f"NumPy computes {out.dtype}"
+            return out, 0.0
         code = compile(expression, "<expression>", "eval")
         out, total = np.zeros(a.shape, dtype), dtype(0)
         for index in np.ndindex(a.shape):  # Python ints, as NumPy 2 sees the device's
-            out[index] = eval(code, {"np": np, "x": a[index], "y": b[index], "i": index[0],  # noqa: S307
-                                     "j": index[-1], "n": a.shape[-1]})
-            total += out[index]
+            value = eval(code, {"np": np, "x": a[index], "y": b[index], "i": index[0],  # noqa: S307
+                                "j": index[-1], "n": a.shape[-1]})
+            assert value.dtype == dtype, f"NumPy computes {value.dtype}"
+            out[index] = value
+            total += value
     return out, float(total)
 
 
