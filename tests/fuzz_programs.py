@@ -303,16 +303,37 @@ def tolerance(program: Program, expected: object) -> dict[str, float]:
     return {"rtol": 64 * eps, "atol": 64 * eps * scale * np.sqrt(max(1, terms))}
 
 
+HOST_PARFOR_MAX = "XPUC_HOST_PARFOR_MAX"
+
+
+@contextlib.contextmanager
+def environment_variable(name: str, value: str | None) -> Iterator[None]:
+    """The environment variable ``name`` set to ``value`` (``None``: unset)."""
+    def set_value(setting: str | None) -> None:
+        if setting is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = setting
+
+    before = os.environ.get(name)
+    set_value(value)
+    try:
+        yield
+    finally:
+        set_value(before)
+
+
 def compare(program: Program, directory: Path) -> None:
     """Run ``program`` with Numba on the CPU and with xpuc on the device, each
-    on its own copy of the operands; the results and every operand's base agree."""
+    on its own copy of the operands; the results and every operand's base agree.
+    Every parfor is a kernel (the cost model off, as tests/conftest.py sets it)."""
     kernel = load(program.source, directory)
     cpu_bases = [op.base.copy() for op in program.operands]
     device_bases = [op.base.copy() for op in program.operands]
     expected = numba.njit(kernel)(
         *[op.view_of(base) for op, base in zip(program.operands, cpu_bases)])
     xpuc.reset_stats()
-    with xpuc.device_context(DEVICE):
+    with environment_variable(HOST_PARFOR_MAX, "0"), xpuc.device_context(DEVICE):
         actual = xpuc.jit(kernel)(
             *[op.view_of(base) for op, base in zip(program.operands, device_bases)])
     stats = xpuc.stats()
@@ -541,27 +562,9 @@ def aliasing_programs(draw: st.DrawFn) -> AliasingProgram:
                            draw(st.sampled_from(("shared", "device"))))
 
 
-HOST_PARFOR_MAX = "XPUC_HOST_PARFOR_MAX"
 # what the calls did: some parfor launched as a kernel, all on the host (the
 # cost model), or refused at compile time
 ALIASING_OUTCOMES = {"kernels": 0, "host": 0, "refused": 0}
-
-
-@contextlib.contextmanager
-def environment_variable(name: str, value: str | None) -> Iterator[None]:
-    """The environment variable ``name`` set to ``value`` (``None``: unset)."""
-    def set_value(setting: str | None) -> None:
-        if setting is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = setting
-
-    before = os.environ.get(name)
-    set_value(value)
-    try:
-        yield
-    finally:
-        set_value(before)
 
 
 def run_aliasing(program: AliasingProgram, directory: Path) -> None:
