@@ -3,8 +3,9 @@ regression test for each bug it found.
 
 The bounded runs compare a fixed (derandomized) set of programs per kind,
 about 90 s for the kinds compared with Numba, 60 s for the aliasing kind
-(compared with NumPy) and 15 s for the float32 kind (XPUC_FP64=0, compared
-with NumPy's float32), each in a subprocess so that a crash fails its test
+(compared with NumPy), 15 s for the float32 kind (XPUC_FP64=0, compared
+with NumPy's float32) and 15 s for the loops kind (stepped pranges, empty
+slices), each in a subprocess so that a crash fails its test
 with the program that caused it. More on demand:
 ``python tests/fuzz_programs.py --examples 2000 --seed $RANDOM``.
 """
@@ -27,13 +28,15 @@ CI_EXAMPLES = int(os.environ.get("XPUC_FUZZ_EXAMPLES", "50"))
 # arrays, each with the cost model on and off)
 CI_ALIASING_EXAMPLES = int(os.environ.get("XPUC_FUZZ_ALIASING_EXAMPLES", "10"))
 CI_FLOAT32_EXAMPLES = int(os.environ.get("XPUC_FUZZ_FLOAT32_EXAMPLES", "20"))
+CI_LOOP_EXAMPLES = int(os.environ.get("XPUC_FUZZ_LOOP_EXAMPLES", "20"))
 
 
 @pytest.mark.parametrize("kinds, examples", [
     (("elementwise", "reduction", "prange"), CI_EXAMPLES),
     (("aliasing",), CI_ALIASING_EXAMPLES),
     (("float32",), CI_FLOAT32_EXAMPLES),
-], ids=["against-numba", "aliasing", "float32"])
+    (("loops",), CI_LOOP_EXAMPLES),
+], ids=["against-numba", "aliasing", "float32", "loops"])
 def test_bounded_fuzz_run(kinds, examples):
     fuzzer = Path(__file__).with_name("fuzz_programs.py")
     kind_options = [option for kind in kinds for option in ("--kind", kind)]
