@@ -222,12 +222,14 @@ class JitFunction:
         for dispatcher, offload in self._devices.values():
             for argtypes in (tuple(sig) for sig in dispatcher.signatures):
                 if signature is None or tuple(signature) == argtypes:
-                    if argtypes not in offload.compiled:
+                    if argtypes in offload.compiled:
+                        return offload.compiled[argtypes]
+                    if dispatcher.stats.cache_hits:
                         raise XpucError(
                             f"{self.py_func.__qualname__} {argtypes} was loaded from the "
                             "on-disk cache, which keeps no MLIR: inspect it in a process "
                             "that compiles it")
-                    return offload.compiled[argtypes]
+                    return []  # compiled here, with no parfor to offload
         raise XpucError(
             f"{self.py_func.__qualname__} has no offloaded compilation"
             + (f" for signature {signature}" if signature else "")
@@ -235,7 +237,8 @@ class JitFunction:
         )
 
     def inspect_mlir(self, stage: str, signature: tuple | None = None) -> str:
-        """The MLIR of this function's parfors at ``stage`` (linalg, gpu, spirv)."""
+        """The MLIR of this function's parfors at ``stage`` (linalg, gpu, spirv);
+        empty for a function without parfors."""
         return "\n".join(p.lowered.text(stage) for p in self._compiled(signature))
 
     def inspect_lowered(self, signature: tuple | None = None) -> list[Lowered]:

@@ -341,6 +341,15 @@ def test_inspect_mlir_and_spirv():
     assert blob[:4] == b"\x03\x02\x23\x07"  # SPIR-V magic number, little-endian
 
 
+def test_inspecting_a_function_without_parfors_shows_none():
+    """Compiled in this process with nothing to offload: no MLIR and no
+    SPIR-V (not the message of a build loaded from the on-disk cache)."""
+    doubled_length = xpuc.jit(lambda a: a.shape[0] * 2)
+    with xpuc.device_context(DEVICE):
+        assert doubled_length(data(3, np.float64)) == 6
+    assert doubled_length.inspect_mlir("gpu") == "" and doubled_length.inspect_spirv() == {}
+
+
 def test_wraps_an_existing_numba_dispatcher():
     plain = numba.njit(lambda a: a * 3.0)
     wrapped = xpuc.jit(plain)
