@@ -321,6 +321,20 @@ def test_an_operand_is_copied_as_the_bytes_it_spans(fn, shape, operand, usm_type
     assert np.array_equal(dpt.asnumpy(a) if usm_type else a, expected(fn, shape))
 
 
+def numpy_store_copied_on_the_host(fn, shape, path: str) -> None:
+    """``fn`` on a NumPy array in a context ran on ``path``, compiled its
+    store's kernel alone (no copy kernel, no device copy) and gave NumPy's
+    answer."""
+    a = start(shape)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        xpuc.jit(fn)(a)
+    stats = xpuc.stats()
+    assert ran_as(path, stats), stats
+    assert stats["kernels_compiled"] == 1 and stats["d2d_bytes"] == 0, stats
+    assert np.array_equal(a, expected(fn, shape))
+
+
 @pytest.mark.parametrize(("fn", "shape", "operand"), SPAN_COPIES,
                          ids=lambda c: getattr(c, "__name__", ""))
 def test_a_numpy_operand_copied_to_the_device_is_copied_on_the_host(fn, shape, operand, path,
@@ -329,14 +343,7 @@ def test_a_numpy_operand_copied_to_the_device_is_copied_on_the_host(fn, shape, o
     span is still copied on the host, where the array's elements are outside
     parfors (``test_numpy_arrays_in_a_context`` checks the sync of what an
     earlier kernel wrote, ``scaled_then_shifted_sum``); no copy kernel."""
-    a = start(shape)
-    xpuc.reset_stats()
-    with xpuc.device_context(DEVICE):
-        xpuc.jit(fn)(a)
-    stats = xpuc.stats()
-    assert ran_as(path, stats), stats
-    assert stats["d2d_bytes"] == 0 and stats["kernels_compiled"] == 1, stats
-    assert np.array_equal(a, expected(fn, shape))
+    numpy_store_copied_on_the_host(fn, shape, path)
 
 
 def update_twice_after_a_branch(a, b, flag):
@@ -485,12 +492,5 @@ def test_a_numpy_value_sharing_the_views_memory_is_copied_with_no_kernel(fn, sha
     byte span by one memcpy on the host, read with its own shape and strides:
     the store's kernel is the only one compiled (a parallel copy kernel was
     compiled for it, and a second store loop reading the copy)."""
-    a = start(shape)
-    xpuc.reset_stats()
-    with xpuc.device_context(DEVICE):
-        xpuc.jit(fn)(a)
-    stats = xpuc.stats()
-    assert ran_as(path, stats), stats
-    assert stats["kernels_compiled"] == 1 and stats["d2d_bytes"] == 0, stats
-    assert np.array_equal(a, expected(fn, shape))
+    numpy_store_copied_on_the_host(fn, shape, path)
 
