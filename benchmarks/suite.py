@@ -41,7 +41,7 @@ import dpctl.program
 import numba
 import numpy as np
 from timing import call_times, steady_ms
-from workloads import WORKLOADS, Workload
+from workloads import WORKLOADS, Workload, four_steps
 
 import xpuc
 from xpuc.array_library import tensor as dpt
@@ -337,16 +337,7 @@ def launch_overheads(queue: dpctl.SyclQueue, repeat: int = 2000) -> dict[str, fl
 
     one_parfor, numba_parallel = xpuc.jit(increment), numba.njit(parallel=True)(increment)
 
-    @xpuc.jit
-    def four_parfors(a):
-        for i in numba.prange(a.shape[0]):
-            a[i] += 1.0
-        for i in numba.prange(a.shape[0]):
-            a[i] *= 2.0
-        for i in numba.prange(a.shape[0]):
-            a[i] -= 3.0
-        for i in numba.prange(a.shape[0]):
-            a[i] *= 0.5
+    four_parfors = xpuc.jit(four_steps)
 
     with xpuc.device_context(queue):
         _nothing[1]()

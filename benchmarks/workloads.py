@@ -78,6 +78,19 @@ def jacobi_rows(grid, steps):
     return grid
 
 
+def four_steps(a):
+    # four parfors one after another on one array: a call's fixed cost per
+    # launch (benchmarks/suite.py's host overheads, tests/test_call_round_trips.py)
+    for i in prange(a.shape[0]):
+        a[i] += 1.0
+    for i in prange(a.shape[0]):
+        a[i] *= 2.0
+    for i in prange(a.shape[0]):
+        a[i] -= 3.0
+    for i in prange(a.shape[0]):
+        a[i] *= 0.5
+
+
 def heat_1d(u, steps):
     # explicit Euler steps of the heat equation, the ends held fixed
     other = u * 1.0
