@@ -131,6 +131,23 @@ def test_where_and_clip(queue):
     assert launches == 1
 
 
+@pytest.mark.parametrize(("make", "expected"), [
+    (lambda a: np.zeros_like(a), lambda a: np.zeros_like(a)),
+    (lambda a: np.ones_like(a, dtype=np.int32), lambda a: np.ones_like(a, dtype=np.int32)),
+    (lambda a: np.full_like(a, 2.5), lambda a: np.full_like(a, 2.5)),
+    (lambda a: np.zeros_like(a[:, ::2]) + 1.0, lambda a: np.zeros_like(a[:, ::2]) + 1.0),
+])
+@pytest.mark.parametrize("usm_type", ["device", "shared"])
+def test_filled_like_makes_a_usm_array_of_its_kind(queue, make, expected, usm_type):
+    """``np.zeros_like`` of a device array was refused as host code reading its
+    elements; the fill is a kernel, the array of the argument's USM kind."""
+    a = np.arange(12.0).reshape(3, 4)
+    result, launches = offloaded(make, a, queue=queue, usm_type=usm_type)
+    np.testing.assert_array_equal(result, expected(a))
+    assert result.dtype == expected(a).dtype
+    assert launches >= 1
+
+
 def test_clip_keeps_nan_and_integers(queue):
     a = np.array([np.nan, -5.0, 5.0])
     np.testing.assert_array_equal(offloaded(lambda a: np.clip(a, -1.0, 1.0), a,

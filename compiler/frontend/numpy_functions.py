@@ -15,8 +15,10 @@ makes parfors, as Numba's own parallel ``np.sum(a)`` and ``np.dot`` are.
   work-item per element of the product. Products with a vector in a parfor
   body are the body's own (rules/products.py), computed where used;
 - in host code, ``a.copy()`` and ``np.copy(a)`` of any layout (stockham_fft's
-  copy of a transposed view) and ``np.histogram(a, bins)`` with an integer
-  ``bins`` (azimint_hist's).
+  copy of a transposed view), ``np.zeros_like``, ``np.ones_like`` and
+  ``np.full_like`` (a USM array of the argument's kind, as ``np.empty_like``
+  makes, filled in a parfor as dpnp's functions of those names are) and
+  ``np.histogram(a, bins)`` with an integer ``bins`` (azimint_hist's).
 
 Each is a CPU-target overload, which Numba tries before its own (generic)
 ones, inlined into the caller before the parfor pass; for anything but USM
@@ -38,6 +40,7 @@ from numba.core.cgutils import is_nonelike
 from numba.core.compiler_machinery import register_pass
 from numba.core.extending import overload, overload_method, register_jitable
 from numba.core.typed_passes import InlineOverloads
+from numba.core.typing.npydecl import parse_dtype
 from numba.np import numpy_support
 from numba.parfors.array_analysis import ArrayAnalysis
 
@@ -256,6 +259,58 @@ def _np_copy(a):
 def _copy_method(a):
     copy = _copy(a)
     return copy if copy is not None else (lambda a: np.copy(a))
+
+
+# ---- arrays like a USM array ------------------------------------------------------------
+
+def _like_type(array: types.Type, dtype: types.Type | None) -> USMArray | None:
+    """The C-contiguous USM array of ``array``'s kind that ``np.zeros_like``
+    and the others make of it, or None where ``array`` is no USM array (Numba's
+    stand, filling on the host) or ``dtype`` no constant."""
+    if not isinstance(array, USMArray):
+        return None
+    element = array.dtype if is_nonelike(dtype) else parse_dtype(dtype)
+    return None if element is None else array.copy(dtype=element, layout="C", readonly=False)
+
+
+# Inlined in host code only (HOST_CODE_ONLY: a cost model would drop their dtype=);
+# in a body the call stays NumPy's, refused there as an array function
+def _register_filled_like(function, value: int) -> None:
+    @overload(function, target="cpu", inline="always")
+    def filled_like(a, dtype=None):
+        like_type = _like_type(a, dtype)
+        if like_type is None:
+            return None
+
+        def fill(a, dtype=None):
+            out = empty_usm(a.shape, like_type)
+            out.reshape(out.size)[:] = value
+            return out
+
+        return fill
+
+    HOST_CODE_ONLY.add(filled_like)
+
+
+_register_filled_like(np.zeros_like, 0)
+_register_filled_like(np.ones_like, 1)
+
+
+@overload(np.full_like, target="cpu", inline="always")
+def _full_like(a, fill_value, dtype=None):
+    like_type = _like_type(a, dtype)
+    if like_type is None:
+        return None
+
+    def fill(a, fill_value, dtype=None):
+        out = empty_usm(a.shape, like_type)
+        out.reshape(out.size)[:] = fill_value
+        return out
+
+    return fill
+
+
+HOST_CODE_ONLY.add(_full_like)
 
 
 # ---- histograms of equal bins ----------------------------------------------------------
