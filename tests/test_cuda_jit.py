@@ -8,6 +8,8 @@ none."""
 
 import importlib
 import re
+import sys
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -18,6 +20,9 @@ import xpuc.dispatcher
 import xpuc.runtime
 from xpuc import cuda_runtime
 from xpuc.errors import DeviceError
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+from workloads import four_steps  # noqa: E402  (the suite's four-parfor call)
 
 
 def _cuda_device_count() -> int:
@@ -484,32 +489,21 @@ def test_calls_after_the_first_on_cupy_arrays_skip_placement(cp, monkeypatch):
     np.testing.assert_array_equal(cp.asnumpy(result), np.full(16, 3.0))
 
 
-def _four_steps(a):
-    for i in numba.prange(a.shape[0]):
-        a[i] += 1.0
-    for i in numba.prange(a.shape[0]):
-        a[i] *= 2.0
-    for i in numba.prange(a.shape[0]):
-        a[i] -= 3.0
-    for i in numba.prange(a.shape[0]):
-        a[i] *= 0.5
-
-
 @cuda
 def test_a_planned_call_on_cupy_arrays_waits_once_per_launch(cp):
     # the call runs on the array's stream, after the work queued there: it
     # waits for nothing first, then for each launch (tests/test_call_round_trips.py)
     values = np.random.default_rng(0).random(1000)
-    a, expected, four_steps = cp.asarray(values), values.copy(), xpuc.jit(_four_steps)
-    four_steps(a)
+    a, expected, jitted = cp.asarray(values), values.copy(), xpuc.jit(four_steps)
+    jitted(a)
     xpuc.reset_stats()
-    four_steps(a)
+    jitted(a)
     counts = xpuc.stats()
     assert counts["kernel_launches"] >= 4, counts
     assert counts["device_waits"] == counts["kernel_launches"], counts
     assert counts["h2d_bytes"] == counts["d2h_bytes"] == counts["usm_allocs"] == 0, counts
     for _ in range(2):
-        numba.njit(parallel=True)(_four_steps)(expected)
+        numba.njit(parallel=True)(four_steps)(expected)
     np.testing.assert_allclose(cp.asnumpy(a), expected, rtol=1e-15)
 
 
