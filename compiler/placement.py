@@ -178,14 +178,17 @@ def keyed_arguments(args: tuple, numpy_types: bool = False) -> tuple[tuple | Non
                         flags.f_contiguous, flags.writeable, flags.aligned)
             else:
                 key.append(kind)
-        elif kind is float or kind in NUMPY_SCALAR_TYPES or kind is bool or (
-                kind is int and -(1 << 63) < value < (1 << 63)):
-            key.append(kind)
-        elif (read := cuda_array_classes.get(kind)) is not None and (cuda := read(value)):
+        elif (read := cuda_array_classes.get(kind)) is not None:
+            cuda = read(value)
+            if cuda is None:
+                return None, args
             key.append(kind)
             key += cuda[0]
             placed = placed or list(args)
             placed[position] = cuda[1]
+        elif kind is float or kind in NUMPY_SCALAR_TYPES or kind is bool or (
+                kind is int and -(1 << 63) < value < (1 << 63)):
+            key.append(kind)
         else:
             return None, args
     return tuple(key), args if placed is None else tuple(placed)

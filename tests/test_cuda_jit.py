@@ -6,6 +6,7 @@ their library's arrays (tests marked ``cuda`` skip where there is no GPU;
 scripts/cuda-device-tests.sh runs them there), and the errors where there is
 none."""
 
+import gc
 import importlib
 import re
 import sys
@@ -298,7 +299,8 @@ def test_views_and_strided_cupy_arrays(cp):
 def test_a_whole_argument_returned_is_the_callers_array(cp):
     a = cp.ones(10)
     assert _doubled_in_place(a) is a
-    assert float(a.sum()) == 20.0
+    assert _doubled_in_place(a) is a  # planned: its argument, kept, holds it weakly
+    assert float(a.sum()) == 40.0
 
 
 @cuda
@@ -376,22 +378,59 @@ def test_a_call_on_torch_tensors_runs_on_torchs_current_stream(torch, cp):
 @cuda
 def test_cupy_arrays_are_read_as_their_interface_says(cp):
     """Call plans read CuPy's arrays by their attributes, not by the dict of
-    their interface, and read what the interface says."""
+    their interface, and read what the interface says: read again (what
+    cannot change of an array is kept), on another stream, and after the
+    array's shape changed in place."""
     from xpuc.frontend.cuda_arrays import _keyed_cupy_argument, keyed_argument
 
-    base = cp.arange(60, dtype=cp.float32).reshape(6, 10)
     stream = cp.cuda.Stream(non_blocking=True)
-    arrays = [base, base.T, base[::2, 1:7], base[:0], cp.zeros(3, cp.int64), base[2]]
-    for array in arrays:
-        for where in (cp.cuda.Stream.null, stream):
+
+    def read_as_the_interface_says(array):
+        for where in (cp.cuda.Stream.null, stream, cp.cuda.Stream.null):
             with where:
                 cupy_key, cupy_argument = _keyed_cupy_argument(array)
                 key, argument = keyed_argument(array)
             assert cupy_key == key
             assert (cupy_argument._pointer, cupy_argument.shape, cupy_argument.strides,
-                    cupy_argument.dtype, cupy_argument.readonly, cupy_argument.source) == (
-                argument._pointer, argument.shape, argument.strides, argument.dtype,
-                argument.readonly, argument.source)
+                    cupy_argument.layout, cupy_argument.dtype, cupy_argument.readonly,
+                    cupy_argument.source) == (
+                argument._pointer, argument.shape, argument.strides, argument.layout,
+                argument.dtype, argument.readonly, argument.source)
+            assert cupy_argument.source is array
+
+    base = cp.arange(60, dtype=cp.float32).reshape(6, 10)
+    for array in (base, base.T, base[::2, 1:7], base[:0], cp.zeros(3, cp.int64), base[2]):
+        read_as_the_interface_says(array)
+    reshaped = cp.arange(12, dtype=cp.float64)
+    read_as_the_interface_says(reshaped)
+    reshaped.shape = (3, 4)
+    read_as_the_interface_says(reshaped)
+
+
+@cuda
+def test_what_call_plans_keep_of_a_cupy_array_goes_with_it(cp):
+    from xpuc.frontend.cuda_arrays import _cupy_arrays, _keyed_cupy_argument
+
+    a = cp.ones(5)
+    number = id(a)
+    assert _keyed_cupy_argument(a)[1] is _keyed_cupy_argument(a)[1]
+    assert number in _cupy_arrays
+    del a
+    gc.collect()
+    assert number not in _cupy_arrays
+
+
+@cuda
+def test_a_cupy_array_reshaped_in_place_is_computed_in_its_new_shape(cp):
+    x = cp.arange(12.0)
+    x.shape = (3, 4)
+    out = cp.zeros(3)
+    _row_sums(x, out)
+    np.testing.assert_array_equal(cp.asnumpy(out), [6.0, 22.0, 38.0])
+    x.shape = (4, 3)  # the same plan (rank and layout), another shape
+    out = cp.zeros(4)
+    _row_sums(x, out)
+    np.testing.assert_array_equal(cp.asnumpy(out), [3.0, 12.0, 21.0, 30.0])
 
 
 @xpuc.jit

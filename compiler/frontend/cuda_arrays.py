@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -122,22 +123,73 @@ def _keyed_cupy_argument(value: object) -> KeyedArgument | None:
     """``keyed_argument`` of a ``cupy.ndarray``, read from its attributes: what
     its ``__cuda_array_interface__`` says, without the dict CuPy builds at each
     read (with its dtype's ``descr``, made by NumPy in Python), which cost
-    more than the rest of keying a call (3 arrays: 14 us on an H100's host)."""
-    dtype, shape = value.dtype, value.shape
+    more than the rest of keying a call. What cannot change of the array is
+    read once (``_cupy_arrays``); its shape and strides, and CuPy's current
+    stream, at each call."""
+    shape, byte_strides = value.shape, value.strides
+    known = _cupy_arrays.get(id(value))
+    if known is None or known.shape != shape or known.byte_strides != byte_strides or (
+            known.ref() is not value):
+        known = _read_cupy_array(value, shape, byte_strides, known)
+        if known is None:
+            return None
+    stream = sys.modules["cupy"].cuda.get_current_stream().ptr  # what the interface names
+    argument = known.argument
+    return (known.device, _call_stream(stream), known.typestr, len(shape), argument.layout,
+            False), argument
+
+
+class _KnownCupyArray:
+    """What ``_keyed_cupy_argument`` read of a ``cupy.ndarray``: a weak
+    reference to it, what cannot change (its device and dtype; its pointer,
+    in ``argument``), and its shape and strides (bytes) as last read, which
+    can (``a.shape = ...``), with the argument they make, which holds the
+    array weakly (the array holds it, through ``_cupy_arrays``)."""
+
+    __slots__ = ("ref", "device", "typestr", "shape", "byte_strides", "argument")
+
+    def __init__(self, ref: weakref.ref, device: int, typestr: str, shape: tuple[int, ...],
+                 byte_strides: tuple[int, ...], argument: CudaArrayArgument) -> None:
+        self.ref = ref
+        self.device = device
+        self.typestr = typestr
+        self.shape = shape
+        self.byte_strides = byte_strides
+        self.argument = argument
+
+
+# id() of each cupy.ndarray _keyed_cupy_argument has read, alive -> what it
+# read. Calls in a loop mostly pass the same arrays, and reading an array's
+# pointer, dtype and device, and making its argument, cost more than the
+# rest of keying it.
+_cupy_arrays: dict[int, _KnownCupyArray] = {}
+
+
+def _read_cupy_array(value: object, shape: tuple[int, ...], byte_strides: tuple[int, ...],
+                     known: _KnownCupyArray | None) -> _KnownCupyArray | None:
+    """``value``'s entry of ``_cupy_arrays`` (``known``: its entry so far, if
+    any), made and kept; None for strides that are not whole elements
+    (placement refuses the array, saying so)."""
+    number = id(value)
+    if known is None or known.ref() is not value:
+        dtype = value.dtype
+        memory = value.data
+        ref = weakref.ref(value, lambda _, number=number: _cupy_arrays.pop(number, None))
+        pointer, device = (memory.ptr if value.size else 0), memory.device_id
+    else:
+        dtype, ref, pointer, device = known.argument.dtype, known.ref, known.argument._pointer, (
+            known.device)
     if value.flags.c_contiguous:
         strides = None
+    elif any(s % dtype.itemsize for s in byte_strides):
+        return None
     else:
-        itemsize = dtype.itemsize
-        if any(s % itemsize for s in value.strides):
-            return None
-        strides = tuple(s // itemsize for s in value.strides)
-    memory = value.data
-    stream = sys.modules["cupy"].cuda.get_current_stream().ptr  # what the interface names
-    argument = CudaArrayArgument(value, memory.ptr if value.size else 0, shape, strides, dtype,
-                                 False)
-    key = (memory.device_id, _call_stream(stream), dtype.str, len(shape), argument.layout,
-           False)
-    return key, argument
+        strides = tuple(s // dtype.itemsize for s in byte_strides)
+    argument = CudaArrayArgument(ref, pointer, shape, *_strides_and_layout(shape, strides),
+                                 dtype, False)
+    known = _cupy_arrays[number] = _KnownCupyArray(ref, device, dtype.str, shape, byte_strides,
+                                                   argument)
+    return known
 
 
 # The classes of the CUDA arrays placement has met (cupy.ndarray,
@@ -162,30 +214,32 @@ def library_of(value: object) -> str:
 class CudaArrayArgument:
     """A CUDA array as compiled code takes it: what the unboxer reads
     (``_pointer``, ``shape``, ``strides`` in elements) and ``source``, the
-    caller's object, kept alive by the call and given back where the function
-    returns that whole array."""
+    caller's object, given back where the function returns that whole array.
+    Its strides and layout come worked out (``_strides_and_layout``): every
+    call unboxes each argument."""
 
-    __slots__ = ("_pointer", "shape", "_strides", "dtype", "readonly", "source", "_owner")
+    __slots__ = ("_pointer", "shape", "strides", "layout", "dtype", "readonly", "_source",
+                 "_owner")
 
-    def __init__(self, source: object, pointer: int, shape: tuple[int, ...],
-                 strides: tuple[int, ...] | None, dtype: np.dtype, readonly: bool,
+    def __init__(self, source: object | weakref.ref, pointer: int, shape: tuple[int, ...],
+                 strides: tuple[int, ...], layout: str, dtype: np.dtype, readonly: bool,
                  owner: object = None) -> None:
-        self.source = source
+        # a weak reference where the argument is kept from call to call
+        # (_cupy_arrays), which the caller's object must outlive
+        self._source = source
         self._pointer = pointer
         self.shape = shape
-        self._strides = strides  # None: C order
+        self.strides = strides  # in elements
+        self.layout = layout  # Numba's, as NumPy's flags would say
         self.dtype = dtype
         self.readonly = readonly
         self._owner = owner  # what keeps memory read through DLPack alive
 
     @property
-    def strides(self) -> tuple[int, ...]:
-        """In elements."""
-        return _c_strides(self.shape) if self._strides is None else self._strides
-
-    @property
-    def layout(self) -> str:
-        return "C" if self._strides is None else _layout(self.shape, self._strides)
+    def source(self) -> object:
+        """The caller's object (alive while a call has it)."""
+        source = self._source
+        return source() if type(source) is weakref.ref else source
 
     @classmethod
     def of(cls, value: object) -> CudaArrayArgument:
@@ -199,8 +253,9 @@ class CudaArrayArgument:
             if tensor.device[0] not in _CUDA_DEVICE_TYPES:
                 raise ValueError("its DLPack capsule describes memory on DLPack device "
                                  f"type {tensor.device[0]}, not a CUDA device's")
-            return cls(value, tensor.pointer, tensor.shape, tensor.strides, tensor.dtype,
-                       False, tensor.owner)
+            return cls(value, tensor.pointer, tensor.shape,
+                       *_strides_and_layout(tensor.shape, tensor.strides), tensor.dtype, False,
+                       tensor.owner)
         return cls.of_interface(value, interface)
 
     @classmethod
@@ -219,7 +274,8 @@ class CudaArrayArgument:
         else:
             strides = tuple(s // dtype.itemsize for s in byte_strides)
         pointer, readonly = interface["data"]
-        return cls(value, pointer or 0, shape, strides, dtype, bool(readonly))
+        return cls(value, pointer or 0, shape, *_strides_and_layout(shape, strides), dtype,
+                   bool(readonly))
 
     @property
     def ndim(self) -> int:
@@ -231,7 +287,16 @@ def _dtype(typestr: str) -> np.dtype:
     return np.dtype(typestr)
 
 
-# cached: the unboxer reads a C-order argument's strides at every call
+@functools.lru_cache(maxsize=256)
+def _strides_and_layout(shape: tuple[int, ...], strides: tuple[int, ...] | None
+                        ) -> tuple[tuple[int, ...], str]:
+    """The strides (elements) of an array of ``shape`` and ``strides`` (None:
+    C order), and its layout."""
+    if strides is None:
+        return _c_strides(shape), "C"
+    return strides, _layout(shape, strides)
+
+
 @functools.lru_cache(maxsize=256)
 def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """C order's strides of ``shape``, in elements."""
