@@ -34,7 +34,14 @@ from .frontend import (
 from .frontend.cuda_arrays import CudaArrayArgument, argument_type
 from .frontend.literal_arguments import literals_refused, remember_literal_arguments
 from .frontend.usm import CallQueue, usm_ndarray_type
-from .placement import NUMPY_SCALAR_TYPES, Placement, keyed_arguments, place
+from .placement import (
+    NUMPY_SCALAR_TYPES,
+    Placement,
+    RepeatedCall,
+    keyed_arguments,
+    place,
+    repeated_call,
+)
 from .serialize import reduce_with_function
 
 # the MLIR half, loaded by the first compile (passes.__getattr__); dpctl,
@@ -70,6 +77,9 @@ class JitFunction:
         # what the calls with that pair need, worked out by the first (see
         # _CallPlan)
         self._plans: dict[tuple, _CallPlan] = {}
+        # the last planned calls on CuPy arrays, newest first, to know again
+        # (a loop's calls, or two that take turns: f(a, b), f(b, a))
+        self._repeated: tuple[RepeatedCall, ...] = ()
         self._lock = threading.Lock()
         functools.update_wrapper(self, py_func)
 
@@ -85,11 +95,18 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key = None
         if not kwargs:
+            context = get_current_queue()
+            for repeated in self._repeated:
+                placed = repeated.placed(args, context)
+                if placed is not None:
+                    return repeated.plan.run(self, placed)
             arguments, placed = keyed_arguments(args)
             if arguments is not None:  # else no plan for those arguments
-                key = (get_current_queue(), arguments)
+                key = (context, arguments)
                 plan = self._plans.get(key)
                 if plan is not None:
+                    if plan.placement.kind == "CUDA":
+                        self._remember_repeated(args, context, plan)
                     return plan.run(self, placed)
         placement = place(self.py_func, args, kwargs)
         if placement is None:
@@ -162,6 +179,14 @@ class JitFunction:
             dataclasses.replace(placement, args=(), kwargs={}, resident=[]), handle, target,
             returns_arrays, numpy,
             () if fp64 else tuple(i for i, a in enumerate(args) if type(a) is float))
+
+    def _remember_repeated(self, args: tuple, context: dpctl.SyclQueue | None,
+                           plan: _CallPlan) -> None:
+        """Keep the call of ``args`` that took ``plan`` to know again, where
+        its arguments are CuPy arrays and scalars (``RepeatedCall``)."""
+        repeated = repeated_call(args, context, plan)
+        if repeated is not None:
+            self._repeated = (repeated, *self._repeated[:_REPEATED_CALLS - 1])
 
     def _invoke(self, dispatcher: Dispatcher, placement: Placement) -> Any:
         """Run the build for the placed arguments. When they are USM arrays and
@@ -287,6 +312,10 @@ def _exact_types(args: tuple) -> tuple | None:
 
 # Return types after which an offloaded call names no queue for arrays it returns.
 _SCALAR_TYPES = (types.NoneType, types.Number, types.Boolean)
+
+# The repeated calls a function knows again (RepeatedCall): a loop's, or two
+# that take turns; each call that is none of them checks them all first.
+_REPEATED_CALLS = 2
 
 # Calls of one function with this many different argument kinds or queues
 # are rare; past it the plans are made again (each keeps its queues alive).

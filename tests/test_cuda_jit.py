@@ -421,6 +421,36 @@ def test_what_call_plans_keep_of_a_cupy_array_goes_with_it(cp):
 
 
 @cuda
+def test_a_loops_calls_on_the_same_cupy_arrays_are_known_again_without_keying(cp, monkeypatch):
+    keyed = []
+    keyed_arguments = xpuc.dispatcher.keyed_arguments
+    monkeypatch.setattr(xpuc.dispatcher, "keyed_arguments",
+                        lambda args: keyed.append(args) or keyed_arguments(args))
+    row_sums = xpuc.jit(_row_sums.py_func)
+    x, y, out = cp.arange(12.0).reshape(3, 4), cp.ones((3, 4)), cp.zeros(3)
+
+    def keyings(*args):
+        keyed.clear()
+        row_sums(*args)
+        return len(keyed)
+
+    for _ in range(3):  # placed, planned, planned and known from then on
+        row_sums(x, out)
+    assert keyings(x, out) == 0
+    np.testing.assert_array_equal(cp.asnumpy(out), [6.0, 22.0, 38.0])
+    assert (keyings(y, out), keyings(x, out), keyings(y, out)) == (1, 0, 0)  # taking turns
+    np.testing.assert_array_equal(cp.asnumpy(out), [4.0, 4.0, 4.0])
+    with cp.cuda.Stream(non_blocking=True):
+        assert keyings(x, out) == 1  # on another stream: another plan
+    with xpuc.device_context("cuda:0"):
+        assert keyings(x, out) == 1
+    x.shape = (4, 3)  # the same arrays, one of another shape: keyed again
+    out = cp.zeros(4)
+    assert keyings(x, out) == 1
+    np.testing.assert_array_equal(cp.asnumpy(out), [3.0, 12.0, 21.0, 30.0])
+
+
+@cuda
 def test_a_cupy_array_reshaped_in_place_is_computed_in_its_new_shape(cp):
     x = cp.arange(12.0)
     x.shape = (3, 4)

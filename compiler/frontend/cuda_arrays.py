@@ -133,13 +133,24 @@ def _keyed_cupy_argument(value: object) -> KeyedArgument | None:
         known = _read_cupy_array(value, shape, byte_strides, known)
         if known is None:
             return None
-    stream = sys.modules["cupy"].cuda.get_current_stream().ptr  # what the interface names
     argument = known.argument
-    return (known.device, _call_stream(stream), known.typestr, len(shape), argument.layout,
+    return (known.device, cupy_stream(), known.typestr, len(shape), argument.layout,
             False), argument
 
 
-class _KnownCupyArray:
+def cupy_stream() -> int:
+    """The stream of a call on CuPy arrays: CuPy's current stream, which
+    their ``__cuda_array_interface__`` names."""
+    return _call_stream(sys.modules["cupy"].cuda.get_current_stream().ptr)
+
+
+def known_cupy_array(value: object) -> KnownCupyArray | None:
+    """What call plans last read of ``value``, a CuPy array (None if none)."""
+    known = _cupy_arrays.get(id(value))
+    return known if known is not None and known.ref() is value else None
+
+
+class KnownCupyArray:
     """What ``_keyed_cupy_argument`` read of a ``cupy.ndarray``: a weak
     reference to it, what cannot change (its device and dtype; its pointer,
     in ``argument``), and its shape and strides (bytes) as last read, which
@@ -162,11 +173,11 @@ class _KnownCupyArray:
 # read. Calls in a loop mostly pass the same arrays, and reading an array's
 # pointer, dtype and device, and making its argument, cost more than the
 # rest of keying it.
-_cupy_arrays: dict[int, _KnownCupyArray] = {}
+_cupy_arrays: dict[int, KnownCupyArray] = {}
 
 
 def _read_cupy_array(value: object, shape: tuple[int, ...], byte_strides: tuple[int, ...],
-                     known: _KnownCupyArray | None) -> _KnownCupyArray | None:
+                     known: KnownCupyArray | None) -> KnownCupyArray | None:
     """``value``'s entry of ``_cupy_arrays`` (``known``: its entry so far, if
     any), made and kept; None for strides that are not whole elements
     (placement refuses the array, saying so)."""
@@ -174,7 +185,9 @@ def _read_cupy_array(value: object, shape: tuple[int, ...], byte_strides: tuple[
     if known is None or known.ref() is not value:
         dtype = value.dtype
         memory = value.data
-        ref = weakref.ref(value, lambda _, number=number: _cupy_arrays.pop(number, None))
+        # (the pop bound here: at exit the module's globals may be gone first)
+        ref = weakref.ref(value, lambda _, number=number, forget=_cupy_arrays.pop: forget(
+            number, None))
         pointer, device = (memory.ptr if value.size else 0), memory.device_id
     else:
         dtype, ref, pointer, device = known.argument.dtype, known.ref, known.argument._pointer, (
@@ -187,7 +200,7 @@ def _read_cupy_array(value: object, shape: tuple[int, ...], byte_strides: tuple[
         strides = tuple(s // dtype.itemsize for s in byte_strides)
     argument = CudaArrayArgument(ref, pointer, shape, *_strides_and_layout(shape, strides),
                                  dtype, False)
-    known = _cupy_arrays[number] = _KnownCupyArray(ref, device, dtype.str, shape, byte_strides,
+    known = _cupy_arrays[number] = KnownCupyArray(ref, device, dtype.str, shape, byte_strides,
                                                    argument)
     return known
 
