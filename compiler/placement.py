@@ -233,7 +233,7 @@ class RepeatedCall:
         placed = list(args)
         for position, known in self.arrays:
             value = args[position]
-            if (known.ref() is not value or value.shape != known.shape
+            if (known() is not value or value.shape != known.shape
                     or value.strides != known.byte_strides):
                 return None
             placed[position] = known.argument

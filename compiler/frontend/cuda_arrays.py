@@ -129,10 +129,12 @@ def _keyed_cupy_argument(value: object) -> KeyedArgument | None:
     shape, byte_strides = value.shape, value.strides
     known = _cupy_arrays.get(id(value))
     if known is None or known.shape != shape or known.byte_strides != byte_strides or (
-            known.ref() is not value):
+            known() is not value):
         known = _read_cupy_array(value, shape, byte_strides, known)
         if known is None:
             return None
+    else:
+        known.again = True
     argument = known.argument
     return (known.device, cupy_stream(), known.typestr, len(shape), argument.layout,
             False), argument
@@ -145,63 +147,60 @@ def cupy_stream() -> int:
 
 
 def known_cupy_array(value: object) -> KnownCupyArray | None:
-    """What call plans last read of ``value``, a CuPy array (None if none)."""
+    """What call plans last read of ``value``, a CuPy array, where they read
+    it more than once as it is now (None if not): an array made for one call
+    is not worth knowing again."""
     known = _cupy_arrays.get(id(value))
-    return known if known is not None and known.ref() is value else None
+    return known if known is not None and known.again and known() is value else None
 
 
-class KnownCupyArray:
-    """What ``_keyed_cupy_argument`` read of a ``cupy.ndarray``: a weak
-    reference to it, what cannot change (its device and dtype; its pointer,
-    in ``argument``), and its shape and strides (bytes) as last read, which
-    can (``a.shape = ...``), with the argument they make, which holds the
-    array weakly (the array holds it, through ``_cupy_arrays``)."""
+class KnownCupyArray(weakref.ref):
+    """A weak reference to a ``cupy.ndarray`` with what
+    ``_keyed_cupy_argument`` read of it: what cannot change (its device and
+    dtype; its pointer, in ``argument``), its shape and strides (bytes) as
+    read, which can (``a.shape = ...``: another entry then), the argument
+    they make (holding the array weakly), and whether a later call read it
+    so again. Going, the array takes its entry of ``_cupy_arrays`` (at
+    ``number``, its id()) with it."""
 
-    __slots__ = ("ref", "device", "typestr", "shape", "byte_strides", "argument")
-
-    def __init__(self, ref: weakref.ref, device: int, typestr: str, shape: tuple[int, ...],
-                 byte_strides: tuple[int, ...], argument: CudaArrayArgument) -> None:
-        self.ref = ref
-        self.device = device
-        self.typestr = typestr
-        self.shape = shape
-        self.byte_strides = byte_strides
-        self.argument = argument
+    __slots__ = ("number", "device", "typestr", "shape", "byte_strides", "argument", "again")
 
 
 # id() of each cupy.ndarray _keyed_cupy_argument has read, alive -> what it
 # read. Calls in a loop mostly pass the same arrays, and reading an array's
 # pointer, dtype and device, and making its argument, cost more than the
-# rest of keying it.
+# rest of keying it. (One object an array: an array made for one call costs
+# it too.)
 _cupy_arrays: dict[int, KnownCupyArray] = {}
+
+
+def _forget(known: KnownCupyArray, forget: Callable = _cupy_arrays.pop) -> None:
+    # (the pop bound here: at exit the module's globals may be gone first)
+    forget(known.number, None)
 
 
 def _read_cupy_array(value: object, shape: tuple[int, ...], byte_strides: tuple[int, ...],
                      known: KnownCupyArray | None) -> KnownCupyArray | None:
-    """``value``'s entry of ``_cupy_arrays`` (``known``: its entry so far, if
-    any), made and kept; None for strides that are not whole elements
-    (placement refuses the array, saying so)."""
-    number = id(value)
-    if known is None or known.ref() is not value:
-        dtype = value.dtype
-        memory = value.data
-        # (the pop bound here: at exit the module's globals may be gone first)
-        ref = weakref.ref(value, lambda _, number=number, forget=_cupy_arrays.pop: forget(
-            number, None))
+    """``value``'s entry of ``_cupy_arrays`` for its shape and strides
+    (``known``: its entry so far, if any), made and kept; None for strides
+    that are not whole elements (placement refuses the array, saying so)."""
+    if known is None or known() is not value:
+        dtype, memory = value.dtype, value.data
         pointer, device = (memory.ptr if value.size else 0), memory.device_id
     else:
-        dtype, ref, pointer, device = known.argument.dtype, known.ref, known.argument._pointer, (
-            known.device)
+        dtype, pointer, device = known.argument.dtype, known.argument._pointer, known.device
     if value.flags.c_contiguous:
         strides = None
     elif any(s % dtype.itemsize for s in byte_strides):
         return None
     else:
         strides = tuple(s // dtype.itemsize for s in byte_strides)
-    argument = CudaArrayArgument(ref, pointer, shape, *_strides_and_layout(shape, strides),
-                                 dtype, False)
-    known = _cupy_arrays[number] = KnownCupyArray(ref, device, dtype.str, shape, byte_strides,
-                                                   argument)
+    known = KnownCupyArray(value, _forget)
+    known.number, known.device, known.typestr = id(value), device, dtype.str
+    known.shape, known.byte_strides, known.again = shape, byte_strides, False
+    known.argument = CudaArrayArgument(weakref.ref(value), pointer, shape,
+                                       *_strides_and_layout(shape, strides), dtype, False)
+    _cupy_arrays[known.number] = known
     return known
 
 
@@ -252,7 +251,7 @@ class CudaArrayArgument:
     def source(self) -> object:
         """The caller's object (alive while a call has it)."""
         source = self._source
-        return source() if type(source) is weakref.ref else source
+        return source() if isinstance(source, weakref.ref) else source
 
     @classmethod
     def of(cls, value: object) -> CudaArrayArgument:
