@@ -237,7 +237,7 @@ class CudaArrayArgument:
                  strides: tuple[int, ...], layout: str, dtype: np.dtype, readonly: bool,
                  owner: object = None) -> None:
         # a weak reference where the argument is kept from call to call
-        # (_cupy_arrays), which the caller's object must outlive
+        # (_cupy_arrays): the caller holds the object while a call has it
         self._source = source
         self._pointer = pointer
         self.shape = shape
