@@ -25,6 +25,7 @@ from .literal_arguments import arguments_of
 from .parfor_reductions import Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
+from .shared_hyperplanes import check_hyperplanes, copy_hyperplanes
 from .translation import KernelParam, composite_of, scalar_items
 from .user_locations import refused_as_user_code
 from .usm import USMArray
@@ -459,6 +460,7 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
 
     for inst in (*parfor.init_block.body, *kernel.host_bounds):
         lowerer.lower_inst(inst)
+    copies = copy_hyperplanes(lowerer, kernel.read_hyperplanes)
 
     def launch() -> None:
         emitter = _HostEmitter(lowerer, kernel, offload.target)
@@ -472,3 +474,4 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     else:
         host_parfors.lower_with_host_choice(lowerer, parfor, host_twin, kernel.name,
                                             kernel.arrays.values(), launch)
+    check_hyperplanes(lowerer, copies)

@@ -16,6 +16,21 @@ loop, whole rows ``A[i, :]``). In a nest of parallel loops, each of their
 indices must own a dimension so: iterations that differ in any one of them
 then touch disjoint elements.
 
+One kind of read beyond the iteration's own is allowed: Floyd–Warshall's
+``path[i, :] = np.minimum(path[i, :], path[i, k] + path[k, :])`` and Gaussian
+elimination's ``A[i, :] = A[i, :] - f * A[k, :]`` read, in every iteration,
+the hyperplane ``path[k]``: the elements at an index from outside the loop
+(``k``) at a dimension the writes own, which only the iteration owning it
+(``i == k``) may write. Where every read of the array is the iteration's own
+or such a hyperplane, and an iteration stores each element at most once
+(``_stored_once``), the host keeps a copy of each hyperplane before the
+launch and compares it, bit for bit, after (shared_hyperplanes.py). Unchanged,
+its elements never changed while the loop ran (each stored once, with the bits
+it held), so every iteration read what it reads in the sequential loop, before
+or after its owner: the answer is the sequential one. Changed, the call raises
+UnsupportedError naming the read's line: the answer would depend on the order
+the iterations run in.
+
 Updates made atomic (``h[idx[i]] += w[i]``, parfor_updates.py) and reductions
 into arrays (``acc += row``, rules/array_reductions.py) are left to their
 rules; stores to an array the body does not read (``a[idx[i]] = x``) stay
@@ -27,14 +42,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numba.core import ir, types
+from numba.core.analysis import compute_cfg_from_blocks
 from numba.parfors import array_analysis
-from numba.parfors.parfor import Parfor
+from numba.parfors.parfor import Parfor, unwrap_parfor_blocks, wrap_parfor_blocks
 
 from ..errors import UnsupportedError
 from .parfor_updates import (
     IterationOwnership,
     OwnedItem,
     body_statements,
+    range_call,
     reads_metadata,
     root_variable,
 )
@@ -46,23 +63,41 @@ _METADATA_CALLS = {len, array_analysis.assert_equiv}
 
 @dataclass(frozen=True)
 class _Access:
-    """A read or a write of an array from outside the body: where, and the
-    items of its index that are the iteration's own, by dimension."""
+    """A read or a write of an array from outside the body: where, the
+    items of its index that are the iteration's own, by dimension, and the
+    items that are variables from outside the loop (their names), by
+    dimension."""
     loc: ir.Loc
     writes: bool
     owned: frozenset[tuple[int, OwnedItem]]
+    invariant: frozenset[tuple[int, str]] = frozenset()
 
     def owners(self) -> set[str]:
         """The parfor indices that own one of the access's dimensions."""
         return {item.owner for _, item in self.owned}
 
 
-def check_loop_carried(t: Translation) -> None:
+@dataclass(frozen=True)
+class ReadHyperplane:
+    """The elements of ``array`` whose index at ``axis`` is the value of
+    ``index`` (an integer variable from outside the loop), which every
+    iteration may read and the one that owns them may write: the host
+    compares them before and after the loop and raises ``message`` where
+    they changed (shared_hyperplanes.py)."""
+    array: str
+    axis: int
+    index: str
+    message: str
+
+
+def check_loop_carried(t: Translation) -> tuple[ReadHyperplane, ...]:
     """Refuse an array that ``t``'s parfor body writes and reads at elements
-    other iterations may touch."""
-    conflict = _loop_carried(t, _body_accesses(t))
+    other iterations may touch, but in hyperplanes one iteration owns, which
+    are returned."""
+    accesses = _body_accesses(t)
+    conflict = _loop_carried(t, accesses)
     if conflict is None:
-        return
+        return _read_hyperplanes(t, accesses)
     array, read, write = conflict
     raise UnsupportedError(
         f"{where(read.loc)}: '{user_names([array])}' read here and written on line "
@@ -116,12 +151,139 @@ def _loop_carried(t: Translation, accesses: dict[str, list[_Access]]
         if not writes or not reads:
             continue
         shared = frozenset.intersection(*(a.owned for a in found))
-        if own <= {item.owner for _, item in shared}:
+        if own <= {item.owner for _, item in shared} or \
+                _hyperplanes_read(t, array, writes, reads) is not None:
             continue
         read = next((a for a in reads if not own <= a.owners()), reads[0])
         write = next((a for a in writes if not own <= a.owners()), writes[0])
         return array, read, write
     return None
+
+
+def _hyperplanes_read(t: Translation, array: str, writes: list[_Access], reads: list[_Access]
+                      ) -> list[tuple[int, str, _Access]] | None:
+    """``(axis, index, read)`` of each hyperplane of ``array`` that a read
+    touches beyond the iteration's own elements, where every write is owned
+    by each index of the nest, every read is owned where the writes are or
+    indexed there by a variable from outside the loop, and each element is
+    stored at most once in an iteration; None otherwise."""
+    owned = frozenset.intersection(*(a.owned for a in writes))
+    if not _own_indices(t) <= {item.owner for _, item in owned} or not _stored_once(t, array):
+        return None
+    planes = []
+    for read in reads:
+        invariant = dict(read.invariant)
+        for axis, item in sorted(owned, key=lambda pair: pair[0]):
+            if (axis, item) in read.owned:
+                continue
+            if axis not in invariant:
+                return None
+            planes.append((axis, invariant[axis], read))
+    return planes
+
+
+def _read_hyperplanes(t: Translation, accesses: dict[str, list[_Access]]
+                      ) -> tuple[ReadHyperplane, ...]:
+    """The hyperplanes that the reads of ``t``'s parfor touch beyond the
+    iteration's own elements, each once."""
+    found: dict[tuple[str, int, str], ReadHyperplane] = {}
+    for array, listed in accesses.items():
+        writes = [a for a in listed if a.writes]
+        reads = [a for a in listed if not a.writes]
+        if array in t.parfor.redvars or not writes or not reads:
+            continue
+        for axis, index, read in _hyperplanes_read(t, array, writes, reads) or ():
+            if (array, axis, index) in found:
+                continue
+            ndim = t.typemap[array].ndim
+            name = user_names([index]).lstrip("$")
+            plane = ", ".join(name if k == axis else ":" for k in range(ndim))
+            found[array, axis, index] = ReadHyperplane(array, axis, index, (
+                f"{where(read.loc)}: '{user_names([array])}[{plane}]', which other iterations "
+                f"of the prange read here, was changed by the iteration that writes it (line "
+                f"{writes[0].loc.line}): the result would depend on the order the iterations "
+                "run in"))
+    return tuple(found.values())
+
+
+def _stored_once(t: Translation, array: str) -> bool:
+    """Whether an iteration of ``t``'s parfor stores each element of
+    ``array`` at most once: the body has one store to it (a copy back of an
+    in-place operator's result, ``v[j] = (v -= x)[j]``, stores nothing new),
+    run once in an iteration (in no loop of the body), or in a loop that
+    stores each element once: a nested parfor storing at its own index, or a
+    serial ``for j in range(...)`` loop storing at an index item ``j``."""
+    stores = [(stmt, block) for stmt, block in body_statements(t.parfor)
+              if array_written(t, stmt) == array and not _stores_back(t, stmt)]
+    if len(stores) != 1:
+        return False
+    store, block = stores[0]
+    body = t.parfor.loop_body
+    nested = next((stmt for b in body.values() for stmt in b.body if isinstance(stmt, Parfor)
+                   and any(inner is block for inner in stmt.loop_body.values())), None)
+    if nested is not None:
+        where_run = next(label for label, b in body.items() if nested in b.body)
+        if not (isinstance(store, ir.SetItem) and len(nested.loop_body) == 1
+                and _index_items(t, store) == [nest.index_variable.name
+                                               for nest in nested.loop_nests]):
+            return False
+    else:
+        where_run = next((label for label, b in body.items() if b is block), None)
+        if where_run is None:  # in a nested parfor's init block, or deeper
+            return False
+    loops = _loops_around(t.parfor, where_run)
+    if not loops:
+        return nested is not None or not isinstance(store, (ir.SetItem, ir.StaticSetItem)) \
+            or all(isinstance(t.typemap.get(item), (types.Integer, types.SliceType))
+                   for item in _index_items(t, store))
+    if nested is not None or len(loops) != 1:
+        return False
+    defined_in_loop = {stmt.target.name for label in loops[0].body
+                       for stmt in body[label].body if isinstance(stmt, ir.Assign)}
+    return any(name in defined_in_loop and range_call(t, ir.Var(None, name, store.loc)) is not None
+               for name in _index_items(t, store))
+
+
+def _loops_around(parfor: Parfor, label: int) -> list:
+    """The loops of ``parfor``'s body (not the parfor's own) that run the
+    block ``label``."""
+    blocks = wrap_parfor_blocks(parfor)
+    try:
+        loops = compute_cfg_from_blocks(blocks).loops().values()
+    finally:
+        unwrap_parfor_blocks(parfor)
+    return [loop for loop in loops if label in loop.body and loop.header != min(parfor.loop_body)]
+
+
+def _index_items(t: Translation, store: ir.Stmt) -> list[str | None]:
+    """The names of the items of a store's index (copies followed); None for
+    an item that is not a variable."""
+    index = index_of(store)
+    if not isinstance(index, ir.Var):
+        return [None]
+    definition = t.definition(root_variable(t, index))
+    items = definition.items if isinstance(definition, ir.Expr) and \
+        definition.op == "build_tuple" else [index]
+    return [root_variable(t, item).name if isinstance(item, ir.Var) else None
+            for item in items]
+
+
+def _stores_back(t: Translation, store: ir.Stmt) -> bool:
+    """Whether ``store`` is ``v[j] = u[j]`` with ``u`` the result of an
+    in-place operator on a view made as ``v`` is (Numba's store of
+    ``A[i, :] -= x`` back into ``A[i, :]``): it stores what ``v[j]`` holds."""
+    if not isinstance(store, ir.SetItem):
+        return False
+    loaded = t.definition(store.value)
+    if not (isinstance(loaded, ir.Expr) and loaded.op == "getitem"
+            and getattr(loaded.index, "name", None) == getattr(store.index, "name", False)):
+        return False
+    update = t.definition(root_variable(t, loaded.value))
+    if not (isinstance(update, ir.Expr) and update.op == "inplace_binop"):
+        return False
+    views = [t.definition(root_variable(t, var)) for var in (update.lhs, store.target)]
+    return all(isinstance(view, ir.Expr) and view.op == "getitem" for view in views) and \
+        len({(view.value.name, view.index.name) for view in views}) == 1
 
 
 def written_arrays(t: Translation) -> set[str]:
@@ -158,7 +320,7 @@ def _accesses(t: Translation, ownership: IterationOwnership,
     if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
         base = _base(t, stmt.target)
         if base is not None:
-            found.append((base[0], _access(ownership, stmt, base[1], stmt, True)))
+            found.append((base[0], _access(t, ownership, stmt, base[1], stmt, True)))
         used = [var for var in used if var.name != stmt.target.name]
     elif isinstance(stmt, ir.Assign):
         value = stmt.value
@@ -169,7 +331,7 @@ def _accesses(t: Translation, ownership: IterationOwnership,
             if base is not None:
                 if isinstance(t.typemap[stmt.target.name], types.Array):
                     return []  # a view: its uses are the accesses
-                found.append((base[0], _access(ownership, value, base[1], stmt, False)))
+                found.append((base[0], _access(t, ownership, value, base[1], stmt, False)))
             used = [var for var in used if var.name != value.value.name]
         if isinstance(value, ir.Expr) and value.op == "call" and \
                 getattr(t.typemap[value.func.name], "typing_key", None) in _METADATA_CALLS:
@@ -177,19 +339,23 @@ def _accesses(t: Translation, ownership: IterationOwnership,
     for var in used:  # an array passed whole, or a view of one
         base = _base(t, var)
         if base is not None:
-            found.append((base[0], _access(ownership, None, base[1], stmt, False)))
+            found.append((base[0], _access(t, ownership, None, base[1], stmt, False)))
     return found
 
 
-def _access(ownership: IterationOwnership, indexing: object, view: object, stmt: ir.Stmt,
-            writes: bool) -> _Access:
+def _access(t: Translation, ownership: IterationOwnership, indexing: object, view: object,
+            stmt: ir.Stmt, writes: bool) -> _Access:
     """The access of ``indexing`` (a getitem or a setitem, or None for a use
     of the array as a whole) into the array, or into its view ``view`` (the
     getitem that made it), which then bounds it."""
     bound = view if view is not None else indexing
     items = ownership.items(index_of(bound)) if bound is not None else []
+    names = _index_items(t, bound) if bound is not None else []
+    outside = t.parfor.params
     return _Access(stmt.loc, writes,
-                   frozenset((dim, item) for dim, item in enumerate(items) if item is not None))
+                   frozenset((dim, item) for dim, item in enumerate(items) if item is not None),
+                   frozenset((dim, name) for dim, name in enumerate(names) if name in outside
+                             and isinstance(t.typemap[name], types.Integer)))
 
 
 def _base(t: Translation, var: ir.Var) -> tuple[str, object] | None:

@@ -34,7 +34,7 @@ from .loop_nest import (
     kernel_nest,
     loop_bounds,
 )
-from .parfor_dependences import check_loop_carried, iterations_independent
+from .parfor_dependences import ReadHyperplane, check_loop_carried, iterations_independent
 from .parfor_reductions import (
     Reduction,
     reduction_args,
@@ -70,6 +70,9 @@ class ParforKernel:
     # statements the host runs before the launch: the bounds of an inner loop
     # made a level of the nest (inner_loops.py)
     host_bounds: tuple[ir.Assign, ...] = ()
+    # hyperplanes of arrays the iterations read that one iteration owns, which
+    # the host compares before and after the loop (shared_hyperplanes.py)
+    read_hyperplanes: tuple[ReadHyperplane, ...] = ()
 
 
 def _allocated_in_init_block(t: Translation) -> set[str]:
@@ -131,7 +134,7 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
         t = _translation(parfor, typemap, calltypes, location)
     main, body = Builder(location=location), t.b
     t.shared_updates = find_shared_updates(t)
-    check_loop_carried(t)
+    read_hyperplanes = check_loop_carried(t)
     bounds = loop_bounds(t)
     reductions = reduction_args(t)
     if reductions:
@@ -169,7 +172,7 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
         *located_lines(t.allocas, location, "    "), *body.lines, f"  {end}", end, ""])
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
                         tuple(dict.fromkeys(r.reduction for r in reductions)),
-                        tuple(t.size_checks), partial_count, host_bounds)
+                        tuple(t.size_checks), partial_count, host_bounds, read_hyperplanes)
 
 
 def _translation(parfor: Parfor, typemap: dict, calltypes: dict, location: str) -> Translation:

@@ -251,7 +251,7 @@ class IterationOwnership:
         return self.loop_owners[var.name]
 
     def _find_loop_owner(self, var: ir.Var) -> str | None:
-        call = _range_call(self.t, var)
+        call = range_call(self.t, var)
         if call is None or len(call.args) < 2:
             return None
         if len(call.args) == 3:
@@ -334,7 +334,7 @@ def _difference(first: Polynomial, second: Polynomial) -> Polynomial:
     return _sum(first, {names: -k for names, k in second.items()})
 
 
-def _range_call(t: Translation, var: ir.Var) -> ir.Expr | None:
+def range_call(t: Translation, var: ir.Var) -> ir.Expr | None:
     """The ``range(...)`` call of the serial loop whose variable ``var`` is
     (Numba's ``pair_first(iternext(getiter(range(...))))``)."""
     node = t.definition(var)

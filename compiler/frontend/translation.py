@@ -192,6 +192,10 @@ class ComputedArray:
     sizes: tuple[Value, ...] | None = None
     # of complex numbers: ``element`` gives a Complex of ``dtype`` parts
     is_complex: bool = False
+    # the views of arrays the prange writes that ``element`` reads (an array
+    # expression's, rules/computed_arrays.py), which a loop storing it orders
+    # itself against
+    views_read: tuple[ir.Var, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -360,11 +360,14 @@ def same_value(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) ->
     if first.name == second.name:
         return True
     ones, others = t.definition(first), t.definition(second)
-    if depth > 8 or ones is None or others is None:
+    if depth > 8:
         return False
+    # a copy of a loop's index (which nothing assigns) is that index
     if isinstance(ones, ir.Var) or isinstance(others, ir.Var):
         return same_value(t, ones if isinstance(ones, ir.Var) else first,
                            others if isinstance(others, ir.Var) else second, depth + 1)
+    if ones is None or others is None:
+        return False
     if isinstance(ones, _CONSTANTS) and isinstance(others, _CONSTANTS):
         return type(ones.value) is type(others.value) and ones.value == others.value
     dimensions = _dimension_of(t, ones), _dimension_of(t, others)

@@ -10,7 +10,12 @@ contraction).
   loop storing each element at its own index. Where that loop's body is one
   block of assignments and the arrays it reads are not written by the
   prange, its array is that block computed at the position read
-  (``contract_parfor``).
+  (``contract_parfor``). It may read, at its own index, views of arrays the
+  prange writes where the body's next loop stores it, element by element at
+  that index, into a view (``A[i, :] = A[i, :] - f * A[k, :]``): each element
+  is then computed just before it is stored, and the store's loop orders
+  itself against the views the expression reads (control_flow.py's
+  ``_overlap_direction``) as against those it reads itself.
 - ``x.copy()`` of a view of an array the prange does not write is the view,
   read where used.
 - ``np.reshape(x, shape)`` / ``x.reshape(shape)`` of such an array or a
@@ -54,6 +59,7 @@ from ..translation import (
     constant_value,
     element_rule,
     index_of,
+    nested_statements,
     scalar_type,
     translate_statement,
     user_names,
@@ -94,7 +100,7 @@ def contract_parfor(t: Translation, inner: Parfor) -> bool:
     found = _array_expression(t, inner)
     if found is None:
         return False
-    allocation, store, statements = found
+    allocation, store, statements, views_read = found
     for stmt in inner.init_block.body:
         if stmt is not allocation:
             translate_statement(t, stmt)
@@ -132,17 +138,20 @@ def contract_parfor(t: Translation, inner: Parfor) -> bool:
     # where each extent comes from (the arrays the expression reads), for size checks
     origins = tuple(size_origin(t, nest.stop) if isinstance(nest.stop, ir.Var) else None
                     for nest in inner.loop_nests)
-    t.define(array, ComputedArray(dims, dtype, element, origins, sizes, is_complex))
+    t.define(array, ComputedArray(dims, dtype, element, origins, sizes, is_complex,
+                                  views_read))
     return True
 
 
-def _array_expression(t: Translation, inner: Parfor) -> tuple[ir.Assign, ir.SetItem,
-                                                              list[ir.Stmt]] | None:
-    """``(allocation, store, statements)`` of ``inner`` when it is an array
-    expression the body only reads: its init block allocates one array,
-    its body is one block of assignments ending in the store of the element
-    at the loop's index, it reads no array the prange writes, and nothing
-    else in the prange writes the array it makes."""
+def _array_expression(t: Translation, inner: Parfor) -> tuple[
+        ir.Assign, ir.SetItem, list[ir.Stmt], tuple[ir.Var, ...]] | None:
+    """``(allocation, store, statements, views read)`` of ``inner`` when it is
+    an array expression the body only reads: its init block allocates one
+    array, its body is one block of assignments ending in the store of the
+    element at the loop's index, it reads no array the prange writes (but
+    views of them at its index, where the next loop stores it where it is
+    computed: ``_stored_where_computed``), and nothing else in the prange
+    writes the array it makes."""
     allocations = [stmt for stmt in inner.init_block.body if isinstance(stmt, ir.Assign)
                    and isinstance(stmt.value, ir.Expr) and stmt.value.op == "call"
                    and getattr(t.typemap[stmt.value.func.name], "typing_key", None)
@@ -163,12 +172,66 @@ def _array_expression(t: Translation, inner: Parfor) -> tuple[ir.Assign, ir.SetI
                for stmt in statements):
         return None
     written = written_arrays(t)
-    body = [stmt for stmt, _ in body_statements(t.parfor)]
+    found = body_statements(t.parfor)
+    body = [stmt for stmt, _ in found]
     names = _names_of(array, body)
-    if any(array_root(t, var) in written for stmt in statements for var in stmt.list_vars()) or any(
-            array_written(t, stmt) in names for stmt in body if stmt is not store):
+    if any(array_written(t, stmt) in names for stmt in body if stmt is not store):
         return None
-    return allocation, store, statements
+    views_read = _views_read(t, inner, statements, written)
+    if views_read is None or views_read and not _stored_where_computed(
+            t, inner, names, found, {allocation, store}):
+        return None
+    return allocation, store, statements, views_read
+
+
+def _views_read(t: Translation, inner: Parfor, statements: list[ir.Stmt],
+                written: set[str]) -> tuple[ir.Var, ...] | None:
+    """The views of arrays the prange writes that ``statements`` (the body of
+    the 1-D loop ``inner``) read, each an element at the loop's index; None
+    where they read such an array otherwise."""
+    views = []
+    for stmt in statements:
+        for var in stmt.list_vars():
+            if array_root(t, var) not in written:
+                continue
+            value = stmt.value
+            if not (len(inner.loop_nests) == 1 and isinstance(value, ir.Expr)
+                    and value.op == "getitem" and value.value.name == var.name
+                    and getattr(value.index, "name", None) == inner.index_var.name):
+                return None
+            views.append(var)
+    return tuple(views)
+
+
+def _stored_where_computed(t: Translation, inner: Parfor, names: set[str],
+                           found: list[tuple[ir.Stmt, ir.Block]],
+                           own: set[ir.Stmt]) -> bool:
+    """Whether the array ``inner`` makes (``names``) is read only by the loop
+    that follows ``inner`` in its block, with nothing written in between, as
+    ``view[j] = array[j]`` at that loop's index: each element then read just
+    before it is stored (Numba's store of an array expression into a view)."""
+    block = next(block for stmt, block in found if stmt is inner)
+    after = block.body[block.body.index(inner) + 1:]
+    copy = next((stmt for stmt in after if isinstance(stmt, Parfor)), None)
+    if copy is None or len(copy.loop_nests) != 1 or len(copy.loop_body) != 1 or any(
+            array_written(t, stmt) is not None for stmt in after[:after.index(copy)]):
+        return False
+    index = copy.loop_nests[0].index_variable.name
+    loop = [stmt for stmt in next(iter(copy.loop_body.values())).body
+            if not isinstance(stmt, (ir.Del, ir.Jump))]
+    if not (len(loop) == 2 and isinstance(loop[0], ir.Assign)
+            and isinstance(loop[0].value, ir.Expr) and loop[0].value.op == "getitem"
+            and loop[0].value.value.name in names
+            and getattr(loop[0].value.index, "name", None) == index
+            and isinstance(loop[1], ir.SetItem) and loop[1].value.name == loop[0].target.name
+            and getattr(loop[1].index, "name", None) == index):
+        return False
+    inside = {id(stmt) for stmt, _ in nested_statements([inner.init_block,
+                                                         *inner.loop_body.values()])}
+    uses = [stmt for stmt, _ in found if not isinstance(stmt, (Parfor, ir.Del))
+            and id(stmt) not in inside and stmt not in own
+            and names & {var.name for var in stmt.list_vars()}]
+    return uses == [loop[0]]
 
 
 def _names_of(array: str, body: list[ir.Stmt]) -> set[str]:

@@ -18,6 +18,7 @@ from ...errors import UnsupportedError
 from ..prange_steps import range_length
 from ..translation import (
     ArrayValue,
+    ComputedArray,
     MaskedArray,
     SliceValue,
     Translation,
@@ -163,6 +164,9 @@ def _overlap_direction(t: Translation, inner: Parfor) -> Value | None:
     loaded = [stmt.value.value for stmt in statements if isinstance(stmt, ir.Assign)
               and isinstance(stmt.value, ir.Expr)
               and stmt.value.op in ("getitem", "static_getitem")]
+    # an array expression computed where it is loaded reads its views there
+    loaded += [view for var in loaded if isinstance(computed := t.lookup(var), ComputedArray)
+               for view in computed.views_read]
     overlaps = []  # (store, stored view, loaded view) of views of one array
     for store in statements:
         if not isinstance(store, (ir.SetItem, ir.StaticSetItem)):

@@ -1,0 +1,123 @@
+"""The host's check of the hyperplanes that a prange's iterations read and
+one of them owns (parfor_dependences.py): ``path[k, :]`` in Floyd–Warshall's
+``path[i, :] = np.minimum(path[i, :], path[i, k] + path[k, :])``.
+
+Before the loop, the bytes the hyperplane's elements span are copied to host
+memory: a USM array's (a CUDA array's too) by the runtime
+(``xpuc_element_copy``), a NumPy array's by one ``memcpy`` after
+``xpuc_host_access``. After the loop (the kernel's launch, or the host's
+sequential copy of the parfor) they are copied again and compared element by
+element, bit for bit (a NaN equals itself), and where one differs the call
+raises UnsupportedError: the iteration that owns the hyperplane changed what
+the others read. The cost is two copies of the hyperplane and one pass over
+it on the host, no kernel. An index out of the array's range (the loop then
+reads no element there) is checked for nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir as llvm
+from numba.core import cgutils, types
+
+from ..errors import UnsupportedError
+from .parfor_dependences import ReadHyperplane
+from .runtime_calls import I8P, I32, I64, call_runtime
+from .usm import USMArray
+
+
+@dataclass(frozen=True)
+class _HostCopy:
+    """A hyperplane's bytes as they were before the loop, with where they are."""
+    plane: ReadHyperplane
+    copy: llvm.Value  # host memory, nbytes long
+    start: llvm.Value  # the lowest byte of the hyperplane's elements
+    nbytes: llvm.Value  # 0 where the index is out of range
+    shape: list[llvm.Value]  # of the other dimensions, and their byte strides
+    strides: list[llvm.Value]
+    first: llvm.Value  # the offset of the hyperplane's first element from start
+
+
+def copy_hyperplanes(lowerer, planes: tuple[ReadHyperplane, ...]) -> list[_HostCopy]:
+    """Copy each hyperplane's elements to host memory, before the loop."""
+    copies = []
+    for plane in planes:
+        start, nbytes, shape, strides, first = _extent(lowerer, plane)
+        copy = lowerer.context.nrt.allocate(lowerer.builder, _at_least_one(lowerer, nbytes))
+        _copy_to_host(lowerer, plane, copy, start, nbytes)
+        copies.append(_HostCopy(plane, copy, start, nbytes, shape, strides, first))
+    return copies
+
+
+def check_hyperplanes(lowerer, copies: list[_HostCopy]) -> None:
+    """After the loop: raise where a hyperplane's elements changed."""
+    context, builder = lowerer.context, lowerer.builder
+    for held in copies:
+        nbtype = lowerer.fndesc.typemap[held.plane.array]
+        after = context.nrt.allocate(builder, _at_least_one(lowerer, held.nbytes))
+        _copy_to_host(lowerer, held.plane, after, held.start, held.nbytes)
+        bits = llvm.IntType(8 * context.get_abi_sizeof(context.get_data_type(nbtype.dtype)))
+        changed = cgutils.alloca_once_value(builder, cgutils.false_bit)
+        with builder.if_then(builder.icmp_signed(">", held.nbytes, I64(0))):
+            with cgutils.loop_nest(builder, held.shape, I64) as indices:
+                offset = held.first
+                for index, stride in zip(indices, held.strides):
+                    offset = builder.add(offset, builder.mul(index, stride))
+                before, now = (builder.load(builder.bitcast(builder.gep(memory, [offset]),
+                                                            bits.as_pointer()))
+                               for memory in (held.copy, after))
+                builder.store(builder.or_(builder.load(changed),
+                                          builder.icmp_unsigned("!=", before, now)), changed)
+        context.nrt.free(builder, held.copy)
+        context.nrt.free(builder, after)
+        with cgutils.if_unlikely(builder, builder.load(changed)):
+            context.call_conv.return_user_exc(builder, UnsupportedError, (held.plane.message,))
+
+
+def _extent(lowerer, plane: ReadHyperplane) -> tuple[llvm.Value, llvm.Value, list[llvm.Value],
+                                                     list[llvm.Value], llvm.Value]:
+    """``(start, nbytes, shape, strides, first)`` of the hyperplane (see
+    _HostCopy), the index counted from the end where it is negative."""
+    context, builder = lowerer.context, lowerer.builder
+    nbtype = lowerer.fndesc.typemap[plane.array]
+    array = context.make_array(nbtype)(context, builder, value=lowerer.loadvar(plane.array))
+    shape = cgutils.unpack_tuple(builder, array.shape, nbtype.ndim)
+    strides = cgutils.unpack_tuple(builder, array.strides, nbtype.ndim)
+    index = context.cast(builder, lowerer.loadvar(plane.index),
+                         lowerer.fndesc.typemap[plane.index], types.int64)
+    extent = shape[plane.axis]
+    index = builder.select(builder.icmp_signed("<", index, I64(0)),
+                           builder.add(index, extent), index)
+    holds = builder.and_(builder.icmp_signed(">=", index, I64(0)),
+                         builder.icmp_signed("<", index, extent))
+    low, high = I64(0), array.itemsize
+    others = [axis for axis in range(nbtype.ndim) if axis != plane.axis]
+    for axis in others:
+        last = builder.mul(builder.sub(shape[axis], I64(1)), strides[axis])
+        below = builder.icmp_signed("<", last, I64(0))
+        low = builder.add(low, builder.select(below, last, I64(0)))
+        high = builder.add(high, builder.select(below, I64(0), last))
+        holds = builder.and_(holds, builder.icmp_signed(">", shape[axis], I64(0)))
+    first = builder.gep(builder.bitcast(array.data, I8P),
+                        [builder.mul(index, strides[plane.axis])])
+    start = builder.gep(first, [low])
+    nbytes = builder.select(holds, builder.sub(high, low), I64(0))
+    return (start, nbytes, [shape[axis] for axis in others], [strides[axis] for axis in others],
+            builder.sub(I64(0), low))
+
+
+def _at_least_one(lowerer, nbytes: llvm.Value) -> llvm.Value:
+    builder = lowerer.builder
+    return builder.select(builder.icmp_signed(">", nbytes, I64(0)), nbytes, I64(1))
+
+
+def _copy_to_host(lowerer, plane: ReadHyperplane, host: llvm.Value, start: llvm.Value,
+                  nbytes: llvm.Value) -> None:
+    context, builder = lowerer.context, lowerer.builder
+    with builder.if_then(builder.icmp_signed(">", nbytes, I64(0))):
+        if isinstance(lowerer.fndesc.typemap[plane.array], USMArray):
+            call_runtime(context, builder, "xpuc_element_copy", host, start, nbytes, I32(0))
+        else:
+            call_runtime(context, builder, "xpuc_host_access", start, nbytes, I32(0))
+            cgutils.raw_memcpy(builder, host, start, nbytes, 1)
