@@ -1,7 +1,9 @@
 """A prange body that reads elements other iterations write (a loop-carried
 dependence) is refused naming the line and the array; one whose accesses are
 each the iteration's own (a row, an element at the loop's index) runs, as do
-stores to an array the body does not read."""
+stores to an array the body does not read. A row that every iteration reads
+and one owns (Floyd–Warshall's ``path[k, :]``) is compared before and after
+the loop: the answer is the sequential loop's, or an error where it changed."""
 
 import inspect
 
@@ -156,3 +158,140 @@ def test_scatter_without_reads_runs():
     x, out = np.arange(100.0), np.zeros(100)
     offload(scatter, idx, x, out)
     np.testing.assert_allclose(out[idx], x)
+
+
+# ---- a hyperplane one iteration owns, read by all (parfor_dependences.py) ----------
+
+@xpuc.jit
+def floyd_warshall(path):
+    # dpbench's floyd_warshall_numba_dpex_p, as written
+    for k in range(path.shape[0]):
+        for i in nb.prange(path.shape[0]):
+            path[i, :] = np.minimum(path[i, :], path[i, k] + path[k, :])
+
+
+@xpuc.jit
+def floyd_warshall_loops(path):
+    for k in range(path.shape[0]):
+        for i in nb.prange(path.shape[0]):
+            for j in range(path.shape[1]):
+                path[i, j] = min(path[i, j], path[i, k] + path[k, j])
+
+
+@xpuc.jit
+def eliminate_below(A):
+    # Gaussian elimination's row update: row k is read by all, written by none
+    n = A.shape[0]
+    for k in range(n - 1):
+        for i in nb.prange(k + 1, n):
+            f = A[i, k] / A[k, k]
+            A[i, :] = A[i, :] - f * A[k, :]
+
+
+@xpuc.jit
+def add_row_k(a, k):
+    for i in prange(a.shape[0]):
+        a[i, :] = a[i, :] + a[k, :]
+
+
+@xpuc.jit
+def row_stored_twice(a, k):
+    for i in prange(a.shape[0]):
+        a[i, :] = a[i, :] * 2.0
+        a[i, :] = a[i, :] * 0.5 + a[k, :]
+
+
+def _distances(n: int) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    path = rng.integers(1, 100, (n, n)).astype(np.int64)
+    path[rng.random((n, n)) < 0.5] = 999  # no edge
+    np.fill_diagonal(path, 0)
+    return path
+
+
+def _on_dpnp(fn, a: np.ndarray, *args) -> np.ndarray:
+    import dpnp
+
+    xpuc.reset_stats()
+    on_device = dpnp.asarray(a)
+    fn(on_device, *args)
+    assert xpuc.stats()["kernel_launches"] > 0
+    return dpnp.asnumpy(on_device)
+
+
+@pytest.mark.parametrize("fn", [floyd_warshall, floyd_warshall_loops],
+                         ids=["row expression", "serial loop"])
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_floyd_warshall_gives_the_sequential_answer(fn, arrays, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")  # every parfor on the device
+    path = _distances(48)
+    expected = path.copy()
+    fn.py_func(expected)
+    if arrays == "dpnp":
+        got = _on_dpnp(fn, path)
+    else:
+        got = path.copy()
+        offload(fn, got)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_gaussian_elimination_row_update_gives_the_sequential_answer(arrays, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    A = np.random.default_rng(3).random((24, 24)) + 24 * np.eye(24)
+    expected = A.copy()
+    eliminate_below.py_func(expected)
+    if arrays == "dpnp":
+        got = _on_dpnp(eliminate_below, A)
+    else:
+        got = A.copy()
+        offload(eliminate_below, got)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    np.testing.assert_allclose(np.tril(got, -1), 0, atol=1e-12)
+
+
+def test_the_row_read_is_copied_twice_per_loop_and_only_there(monkeypatch):
+    """The check costs two copies of the row read (d2h of a dpnp array) per
+    prange loop; a loop reading only its own rows copies nothing."""
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    n = 32
+    path = _distances(n)
+    _on_dpnp(floyd_warshall, path)  # compiled
+    _on_dpnp(floyd_warshall, path)
+    assert xpuc.stats()["d2h_bytes"] == n * 2 * n * path.itemsize
+    _on_dpnp(double, np.arange(64.0))  # compiled
+    _on_dpnp(double, np.arange(64.0))
+    assert xpuc.stats()["d2h_bytes"] == 0
+
+
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_an_iteration_changing_the_row_the_others_read_raises(arrays, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    a = np.ones((16, 8))
+    with pytest.raises(xpuc.UnsupportedError) as error:
+        if arrays == "dpnp":
+            _on_dpnp(add_row_k, a, 3)
+        else:
+            offload(add_row_k, a, 3)
+    message = str(error.value)
+    assert f"{_line_of(add_row_k, 'a[i, :] = a[i, :] + a[k, :]')}: " in message
+    assert "'a[k, :]'" in message and "order the iterations run in" in message
+    assert "$" not in message and "xpuc/" not in message
+
+
+def test_the_row_unchanged_by_its_iteration_is_no_error(monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    a = np.arange(128.0).reshape(16, 8)
+    a[3] = 0.0  # iteration 3 adds zeros to its row: it stores the bits it read
+    expected = a + a[3]
+    offload(add_row_k, a, 3)
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_a_row_an_iteration_stores_twice_is_refused():
+    """Stored twice, a row could change and change back: the other
+    iterations could read the value between, which no comparison after the
+    loop sees."""
+    with pytest.raises(xpuc.UnsupportedError) as error:
+        offload(row_stored_twice, np.ones((8, 8)), 2)
+    assert "loop-carried dependence" in str(error.value)
