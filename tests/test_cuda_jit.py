@@ -662,3 +662,51 @@ def test_an_operand_sharing_the_targets_memory_is_copied_by_the_driver(function,
     assert stats["kernels_compiled"] == stats["kernel_launches"] == 1, stats
     assert stats["d2d_bytes"] == xpuc.runtime.byte_extent(operand(data))[1], stats
     np.testing.assert_array_equal(cp.asnumpy(array), expected)
+
+
+@xpuc.jit
+def _floyd_warshall(path):
+    for k in range(path.shape[0]):
+        for i in numba.prange(path.shape[0]):
+            path[i, :] = np.minimum(path[i, :], path[i, k] + path[k, :])
+
+
+@xpuc.jit
+def _floyd_warshall_loops(path):
+    # widened to a thread per (i, j): row k and column k are each read by all
+    for k in range(path.shape[0]):
+        for i in numba.prange(path.shape[0]):
+            for j in range(path.shape[1]):
+                path[i, j] = min(path[i, j], path[i, k] + path[k, j])
+
+
+@xpuc.jit
+def _add_row_k(a, k):
+    for i in numba.prange(a.shape[0]):
+        a[i, :] = a[i, :] + a[k, :]
+
+
+@cuda
+@pytest.mark.parametrize("fn", [_floyd_warshall, _floyd_warshall_loops],
+                         ids=["row expression", "serial loop"])
+def test_floyd_warshall_reads_row_k_on_cuda(cp, fn, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    rng = np.random.default_rng(7)
+    path = rng.integers(1, 100, (96, 96)).astype(np.int64)
+    np.fill_diagonal(path, 0)
+    expected = path.copy()
+    fn.py_func(expected)
+    on_device = cp.asarray(path)
+    fn(on_device)
+    np.testing.assert_array_equal(cp.asnumpy(on_device), expected)
+    in_context = path.copy()
+    with xpuc.device_context("cuda:0"):
+        fn(in_context)
+    np.testing.assert_array_equal(in_context, expected)
+
+
+@cuda
+def test_a_changed_row_k_raises_on_cuda(cp, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    with pytest.raises(xpuc.UnsupportedError, match=r"'a\[k, :\]'.*order the iterations"):
+        _add_row_k(cp.ones((64, 8)), 5)

@@ -295,3 +295,31 @@ def test_a_row_an_iteration_stores_twice_is_refused():
     with pytest.raises(xpuc.UnsupportedError) as error:
         offload(row_stored_twice, np.ones((8, 8)), 2)
     assert "loop-carried dependence" in str(error.value)
+
+
+@xpuc.jit
+def subtract_column_k(a, k):
+    # column k, which iteration k owns, read by all
+    for j in prange(a.shape[1]):
+        a[:, j] = a[:, j] - a[:, k] * a[0, j]
+
+
+@xpuc.jit
+def add_element_k(a, k):
+    for i in prange(a.shape[0]):
+        a[i] = a[i] + a[k]
+
+
+@pytest.mark.parametrize("fn, make, k", [
+    (subtract_column_k, lambda: np.arange(1.0, 43.0).reshape(6, 7) * (np.arange(7) != 2), 2),
+    (add_element_k, lambda: np.arange(10.0), 0),
+], ids=["column k", "element k"])
+def test_other_hyperplanes_unchanged_give_the_sequential_answer(fn, make, k, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    a = make()
+    expected = a.copy()
+    fn.py_func(expected, k)
+    offload(fn, a, k)
+    np.testing.assert_array_equal(a, expected)
+    with pytest.raises(xpuc.UnsupportedError, match=r"'a\[(:, )?k\]'.*order the iterations"):
+        offload(fn, make() + 1.0, k)
