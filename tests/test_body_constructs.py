@@ -743,8 +743,6 @@ COMPUTED_ARRAY_REFUSALS = [
     (view_of_an_array_expression, ((3, 4), 3), 3,
      "an array computed in a parfor body where it is read (a product with a matrix, an array "
      "expression, a copy) indexed with anything but one integer per dimension", True),
-    (shift_within_rows, ((3, 4),), 2,
-     "in-place operator on a view of 'x' with another view of it in a parfor body", True),
     (add_shifted_rows, ((3, 4), (3, 4)), 2,  # lengths of two slices apart
      "the sizes of a slice and a slice in a parfor body, which xpuc cannot compare before "
      "the launch", False),
@@ -803,9 +801,29 @@ def row_stored_to_itself(x):
     return x
 
 
+def shifted_expression_right(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, 1:] = x[i, :-1] * 2.0 + 1.0
+    return x
+
+
+def shifted_update_right(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, 1:] -= 2.0 * x[i, :-1]
+    return x
+
+
+def shifted_update_left(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, :-1] -= 2.0 * x[i, 1:]
+    return x
+
+
 @pytest.mark.parametrize("inputs", INPUTS)
 @pytest.mark.parametrize("function", [shift_rows_right, shift_rows_left, shift_rows_right_by_three,
-                                      row_stored_to_itself], ids=lambda f: f.__name__)
+                                      row_stored_to_itself, shift_within_rows,
+                                      shifted_expression_right, shifted_update_right,
+                                      shifted_update_left], ids=lambda f: f.__name__)
 def test_slice_store_from_another_view_of_the_array_as_memmove(function, inputs):
     """NumPy reads the whole right side before it stores. The serial loop in
     the work-item walks backwards where the stored view starts after the

@@ -189,6 +189,15 @@ def eliminate_below(A):
 
 
 @xpuc.jit
+def eliminate_below_in_place(A):
+    n = A.shape[0]
+    for k in range(n - 1):
+        for i in nb.prange(k + 1, n):
+            f = A[i, k] / A[k, k]
+            A[i, :] -= f * A[k, :]
+
+
+@xpuc.jit
 def add_row_k(a, k):
     for i in prange(a.shape[0]):
         a[i, :] = a[i, :] + a[k, :]
@@ -235,17 +244,19 @@ def test_floyd_warshall_gives_the_sequential_answer(fn, arrays, monkeypatch):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("fn", [eliminate_below, eliminate_below_in_place],
+                         ids=["A[i, :] = A[i, :] - f * A[k, :]", "A[i, :] -= f * A[k, :]"])
 @pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
-def test_gaussian_elimination_row_update_gives_the_sequential_answer(arrays, monkeypatch):
+def test_gaussian_elimination_row_update_gives_the_sequential_answer(fn, arrays, monkeypatch):
     monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
     A = np.random.default_rng(3).random((24, 24)) + 24 * np.eye(24)
     expected = A.copy()
-    eliminate_below.py_func(expected)
+    fn.py_func(expected)
     if arrays == "dpnp":
-        got = _on_dpnp(eliminate_below, A)
+        got = _on_dpnp(fn, A)
     else:
         got = A.copy()
-        offload(eliminate_below, got)
+        offload(fn, got)
     np.testing.assert_allclose(got, expected, rtol=1e-13)
     np.testing.assert_allclose(np.tril(got, -1), 0, atol=1e-12)
 

@@ -563,9 +563,11 @@ def write_element(t: Translation, array: ArrayValue, offset: Value, held: object
 
 
 @contextlib.contextmanager
-def element_loops(t: Translation, view: ArrayValue) -> Iterator[list[Value]]:
+def element_loops(t: Translation, view: ArrayValue,
+                  backwards: Value | None = None) -> Iterator[list[Value]]:
     """A serial loop nest over every element of ``view``, inside the
-    work-item: its body is the ``with`` block, given the element's position."""
+    work-item: its body is the ``with`` block, given the element's position;
+    the loop over a 1-D view walks from its end where ``backwards`` holds."""
     b = t.b
     zero, one = b.index_constant(0), b.index_constant(1)
     with contextlib.ExitStack() as loops:
@@ -575,6 +577,10 @@ def element_loops(t: Translation, view: ArrayValue) -> Iterator[list[Value]]:
             loops.enter_context(b.region(
                 f"scf.for {position.name} = {zero.name} to {dim.name} step {one.name}"))
             positions.append(position)
+        if backwards is not None:
+            last = arith.binary(b, "arith.subi", view.dims[0], one)
+            positions[0] = arith.select(b, backwards, arith.binary(
+                b, "arith.subi", last, positions[0]), positions[0])
         yield positions
 
 

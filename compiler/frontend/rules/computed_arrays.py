@@ -76,6 +76,7 @@ from .arrays import (
     write_element,
 )
 from .body_checks import size_origin
+from .view_order import views_overlap, walk_backwards
 
 Readable = ArrayValue | ComputedArray
 
@@ -206,12 +207,23 @@ def _views_read(t: Translation, inner: Parfor, statements: list[ir.Stmt],
 def _stored_where_computed(t: Translation, inner: Parfor, names: set[str],
                            found: list[tuple[ir.Stmt, ir.Block]],
                            own: set[ir.Stmt]) -> bool:
-    """Whether the array ``inner`` makes (``names``) is read only by the loop
-    that follows ``inner`` in its block, with nothing written in between, as
-    ``view[j] = array[j]`` at that loop's index: each element then read just
-    before it is stored (Numba's store of an array expression into a view)."""
+    """Whether the array ``inner`` makes (``names``) is read only by what
+    follows ``inner`` in its block, with nothing written in between: an
+    in-place operator on a view (``v -= array``, ``update_view``), or the
+    loop storing ``view[j] = array[j]`` at its index (Numba's store of an
+    array expression into a view); each element then read just before it is
+    stored."""
     block = next(block for stmt, block in found if stmt is inner)
     after = block.body[block.body.index(inner) + 1:]
+    inside = {id(stmt) for stmt, _ in nested_statements([inner.init_block,
+                                                         *inner.loop_body.values()])}
+    uses = [stmt for stmt, _ in found if not isinstance(stmt, (Parfor, ir.Del))
+            and id(stmt) not in inside and stmt not in own
+            and names & {var.name for var in stmt.list_vars()}]
+    update = next((stmt for stmt in after if array_written(t, stmt) is not None), None)
+    if isinstance(update, ir.Assign) and is_view_update(t, update.value) and \
+            update.value.rhs.name in names:  # v -= array: update_view reads it where it stores
+        return uses == [update]
     copy = next((stmt for stmt in after if isinstance(stmt, Parfor)), None)
     if copy is None or len(copy.loop_nests) != 1 or len(copy.loop_body) != 1 or any(
             array_written(t, stmt) is not None for stmt in after[:after.index(copy)]):
@@ -226,11 +238,6 @@ def _stored_where_computed(t: Translation, inner: Parfor, names: set[str],
             and isinstance(loop[1], ir.SetItem) and loop[1].value.name == loop[0].target.name
             and getattr(loop[1].index, "name", None) == index):
         return False
-    inside = {id(stmt) for stmt, _ in nested_statements([inner.init_block,
-                                                         *inner.loop_body.values()])}
-    uses = [stmt for stmt, _ in found if not isinstance(stmt, (Parfor, ir.Del))
-            and id(stmt) not in inside and stmt not in own
-            and names & {var.name for var in stmt.list_vars()}]
     return uses == [loop[0]]
 
 
@@ -394,18 +401,20 @@ def update_view(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
             f"{where(expr.loc)}: in-place operator on an array in a parfor body of anything "
             "but a view and a number or an array of its rank (complex only into a complex "
             "view)")
-    if isinstance(operand, ArrayValue) and operand.var == view.var:
-        # NumPy reads all of x before it writes v; a loop would read what it wrote
-        raise UnsupportedError(f"{where(expr.loc)}: in-place operator on a view of "
-                               f"'{user_names([view.var])}' with another view of it in a "
-                               "parfor body")
+    # NumPy reads all of x before it writes v: where x is another view of v's
+    # array, or an array expression computed here reads one (A[k, :]), the
+    # loop walks so as to read each element before it writes it
+    reads = [expr.rhs] if isinstance(operand, ArrayValue) else \
+        list(getattr(operand, "views_read", ()))
+    overlaps = [(expr, expr.lhs, read) for read in reads if views_overlap(t, expr.lhs, read)]
+    backwards = walk_backwards(t, overlaps, len(view.dims) == 1) if overlaps else None
     rule = element_rule(expr.immutable_fn, view.is_complex)
     if rule is None:
         raise UnsupportedError(f"{where(expr.loc)}: in-place operator {expr.fn.__name__} on an "
                                "array in a parfor body")
     b = t.b
     note_use(t, view, reads=True, writes=True)
-    with element_loops(t, view) as position:
+    with element_loops(t, view, backwards) as position:
         offset = element_offset(t, view, position, expr.loc)
         term = operand if isinstance(operand, (Value, Complex)) else \
             element_at(t, operand, position, expr.loc)

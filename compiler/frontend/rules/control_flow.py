@@ -20,20 +20,17 @@ from ..translation import (
     ArrayValue,
     ComputedArray,
     MaskedArray,
-    SliceValue,
     Translation,
-    TupleValue,
     call_rule,
     emit_blocks,
     expression_rule,
     nested_statements,
     statement_rule,
     translate_statement,
-    user_names,
     where,
 )
-from .body_checks import same_value
 from .computed_arrays import contract_parfor, mask_holds, masked_iteration
+from .view_order import views_overlap, walk_backwards
 
 
 @dataclass(frozen=True)
@@ -147,11 +144,7 @@ def _overlap_direction(t: Translation, inner: Parfor) -> Value | None:
     None where it stores to no view of an array that it loads from another
     view of: ``x[i, 1:] = x[i, :-1]``, where NumPy reads the whole right side
     before it writes and a forward loop would read elements it has just
-    written. Views indexed alike (``x[i, 1:] = x[i, 1:]``, the store back of
-    ``C[:i, j] += v``) are one view, each element read before it is written.
-    Of two 1-D views along one axis with one step, the loop walks backwards
-    where the stored one starts after the loaded one in memory (decided at
-    run time); any other pair of views is refused."""
+    written (view_order.py)."""
     statements = [stmt for stmt, _ in nested_statements(inner.loop_body.values())]
     defined = {stmt.target.name for stmt in statements if isinstance(stmt, ir.Assign)}
 
@@ -173,66 +166,11 @@ def _overlap_direction(t: Translation, inner: Parfor) -> Value | None:
             continue
         written = outer_view(store.target)
         for source in loaded if written is not None else ():
-            read = outer_view(source)
-            if read is not None and read.var == written.var and \
-                    not same_value(t, _updated_view(t, store.target), _updated_view(t, source)):
+            if outer_view(source) is not None and views_overlap(t, store.target, source):
                 overlaps.append((store, store.target, source))
     if not overlaps:
         return None
-    store, target, source = overlaps[0]
-    axes = _view_axes(t, target)
-    if len(inner.loop_nests) != 1 or axes is None or len(axes) != 1 \
-            or axes != _view_axes(t, source) or any(
-                other is not store or not same_value(t, read, source)
-                for other, _, read in overlaps):
-        raise UnsupportedError(
-            f"{where(store.loc)}: store to a view of '{user_names([t.lookup(target).var])}' "
-            "from another view of it in a parfor body (xpuc orders the loop only of two 1-D "
-            "views along one axis with one step)")
-    b, written, read = t.b, t.lookup(target), t.lookup(source)
-    zero = b.index_constant(0)
-    apart = arith.binary(b, "arith.subi", written.offset or zero, read.offset or zero)
-    stride = written.strides[0] if written.strides else b.index_constant(1)
-    return arith.compare(b, "gt", arith.binary(b, "arith.muli", apart, stride), zero)
-
-
-def _view_axes(t: Translation, var: ir.Var, depth: int = 0) -> tuple[tuple[int, int], ...] | None:
-    """Per dimension of the view ``var``: the axis of the array it views and
-    its step along that axis (views of one array with equal ones have equal
-    strides); None where the view is not made of integers and slices."""
-    array = t.lookup(var)
-    if not isinstance(array, ArrayValue) or depth > 8:
-        return None
-    if array.var == var.name:
-        return tuple((axis, 1) for axis in range(len(array.dims)))
-    definition = t.definition(var)
-    if isinstance(definition, ir.Var):
-        return _view_axes(t, definition, depth + 1)
-    if not (isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem")):
-        return None
-    outer = _view_axes(t, definition.value, depth + 1)
-    if definition.op == "getitem" or definition.index_var is not None:
-        held = t.lookup(definition.index if definition.op == "getitem" else definition.index_var)
-        items = held.items if isinstance(held, TupleValue) else (held,)
-        steps = [item.step or 1 if isinstance(item, SliceValue) else
-                 None if isinstance(item, Value) else 0 for item in items]
-    else:  # a constant index
-        items = definition.index if isinstance(definition.index, tuple) else (definition.index,)
-        steps = [item.step or 1 if isinstance(item, slice) else
-                 None if isinstance(item, int) else 0 for item in items]
-    if outer is None or 0 in steps or len(steps) > len(outer):
-        return None
-    steps += [1] * (len(outer) - len(steps))  # dimensions past the index, whole
-    return tuple((axis, step * outer_step) for (axis, outer_step), step in zip(outer, steps)
-                 if step is not None)
-
-
-def _updated_view(t: Translation, var: ir.Var) -> ir.Var:
-    """The view ``var`` is: an in-place operator's result is its left operand
-    (``C[:i, j] += v`` stores that result back to ``C[:i, j]``)."""
-    definition = t.definition(var)
-    return definition.lhs if isinstance(definition, ir.Expr) and \
-        definition.op == "inplace_binop" else var
+    return walk_backwards(t, overlaps, len(inner.loop_nests) == 1)
 
 
 def _serial_nest(t: Translation, inner: Parfor, axis: int,
