@@ -6,11 +6,15 @@ change is the import of the decorator: ``numba_dpex``'s ``dpjit`` becomes ``xpuc
 (its ``kernel``, ``call_kernel`` and ``kernel_api`` xpuc's too), numba-mlir's ``njit``
 (and its ``kernel`` module) xpuc's. ``--kernels`` adds the ``*_numba_dpex_k.py``
 programs (explicit kernels in numba-dpex's kernel API), which are not issue 33's cases.
-Each program runs twice, with dpnp arrays and with NumPy arrays inside
+Each program runs twice, with dpnp arrays (a numba-mlir program with dpctl.tensor's
+usm_ndarrays, now dpnp.tensor's, as dpbench runs it) and with NumPy arrays inside
 ``xpuc.device_context(DEVICE)``, on inputs from the benchmark's own init function, and is
 compared with dpbench's reference (the ``_numpy`` version, else the ``_python`` one) as
 dpbench validates: ``np.allclose`` or a relative error (L2 norm) under the config's
-``norm_error`` (default 1e-5). Every case runs in a subprocess with a timeout.
+``norm_error`` (default 1e-5). Every case runs in a subprocess with a timeout. Where, with
+NumPy arrays, the program's own host code fails inside dpnp (``dpnp.zeros_like`` of a NumPy
+array: dpnp's refusal, not xpuc's), the case runs again with dpnp imported as NumPy, and its
+detail says so.
 
     .venv/bin/python scripts/dpbench_cases.py [--dpbench PATH] [--jobs 2] [--json OUT]
         [-k PATTERN] [--kernels]
@@ -68,9 +72,9 @@ IMPORT_REWRITES = (
 # xpuc's), the case runs again with dpnp imported as NumPy, as issue 33's author ran that mode,
 # and says so. Applied after IMPORT_REWRITES.
 DPNP_AS_NUMPY = (
-    (re.compile(r"^import dpnp as (\w+)$"), r"import numpy as \1"),
-    (re.compile(r"^import dpnp$"), "import numpy as dpnp"),
-    (re.compile(r"^from dpnp import tensor as (\w+)$"), r"import numpy as \1"),
+    (re.compile(r"^import dpnp as (\w+)$"), r"import dpnp_as_numpy as \1"),
+    (re.compile(r"^import dpnp$"), "import dpnp_as_numpy as dpnp"),
+    (re.compile(r"^from dpnp import tensor as (\w+)$"), r"import dpnp_as_numpy as \1"),
 )
 AS_NUMPY_NOTE = "dpnp imported as NumPy"
 
@@ -82,6 +86,16 @@ from xpuc import call_kernel, kernel, kernel_api  # noqa: F401
 from xpuc import get_global_id, get_group_id, get_local_id, get_local_size  # noqa: F401
 from xpuc import jit as dpjit  # noqa: F401
 from xpuc.kernel_api import NdRange, Range  # noqa: F401
+''',
+    "dpnp_as_numpy.py": '''\
+"""NumPy as a program's dpnp (or dpnp.tensor), with dpnp's asnumpy as NumPy's asarray."""
+import numpy
+
+asnumpy = numpy.asarray
+
+
+def __getattr__(name):
+    return getattr(numpy, name)
 ''',
     "xpuc_as_numba_mlir.py": '''\
 """numba-mlir's njit as xpuc.jit, less numba-mlir's own GPU option."""
