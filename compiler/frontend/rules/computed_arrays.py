@@ -11,11 +11,11 @@ contraction).
   block of assignments and the arrays it reads are not written by the
   prange, its array is that block computed at the position read
   (``contract_parfor``). It may read, at its own index, views of arrays the
-  prange writes where the body's next loop stores it, element by element at
-  that index, into a view (``A[i, :] = A[i, :] - f * A[k, :]``): each element
-  is then computed just before it is stored, and the store's loop orders
-  itself against the views the expression reads (control_flow.py's
-  ``_overlap_direction``) as against those it reads itself.
+  prange writes where what follows stores it, element by element, into a
+  view (the next loop, ``A[i, :] = A[i, :] - f * A[k, :]``, or an in-place
+  operator, ``A[i, :] -= f * A[k, :]``): each element is then computed just
+  before it is stored, and the store's loop orders itself against the views
+  the expression reads as against those it reads itself (view_order.py).
 - ``x.copy()`` of a view of an array the prange does not write is the view,
   read where used.
 - ``np.reshape(x, shape)`` / ``x.reshape(shape)`` of such an array or a
@@ -23,7 +23,8 @@ contraction).
 - ``np.sum(x, axis=k)`` / ``np.prod`` of one is a serial loop along ``k`` at
   each element read.
 - ``v += x`` (any in-place operator) of a view ``v`` and such an array, what
-  Numba leaves of ``C[:i, j] += x``: a loop over ``v``'s elements.
+  Numba leaves of ``C[:i, j] += x``: a loop over ``v``'s elements, ordered
+  (view_order.py) where ``x`` is or reads another view of ``v``'s array.
 - ``x[mask]`` of a vector and a vector of booleans is a MaskedArray: a loop
   over its elements (the reduction Numba makes of ``.mean()``, ``np.sum``)
   runs over the mask's, skipping where it is false, and its length is a
@@ -150,7 +151,7 @@ def _array_expression(t: Translation, inner: Parfor) -> tuple[
     an array expression the body only reads: its init block allocates one
     array, its body is one block of assignments ending in the store of the
     element at the loop's index, it reads no array the prange writes (but
-    views of them at its index, where the next loop stores it where it is
+    views of them at its index, where what follows stores it where it is
     computed: ``_stored_where_computed``), and nothing else in the prange
     writes the array it makes."""
     allocations = [stmt for stmt in inner.init_block.body if isinstance(stmt, ir.Assign)
