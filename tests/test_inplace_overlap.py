@@ -494,3 +494,99 @@ def test_a_numpy_value_sharing_the_views_memory_is_copied_with_no_kernel(fn, sha
     compiled for it, and a second store loop reading the copy)."""
     numpy_store_copied_on_the_host(fn, shape, path)
 
+
+
+# ---- two parfors that share memory through different arrays: not fused ----------------
+#
+# Numba fuses two parfors over equal extents unless the second reads what the
+# first writes at another index under the same name. ``x[:] = 0.5`` then
+# ``y * 2.0 + x`` (which makes the array analysis equate their extents) with
+# ``x`` and ``y`` views the caller took of one array were one loop, reading
+# ``y[i]`` (another element of x) before or after writing it. Long enough that
+# a kernel's work-items race too.
+
+LONG = (4096,)
+HOST_LOOP = {"host loop": "100000000", "kernels": "0"}
+
+
+def store_then_read_another_argument(x, y):
+    x[:] = 0.5
+    return y * 2.0 + x
+
+
+def fill_then_sum_another_argument(x, y):
+    x.fill(0.5)
+    return np.sum(y * x)
+
+
+def scaled_copy_then_read_another_argument(x, y):
+    t = x * 3.0
+    x[:] = t
+    return y + x
+
+
+def views_of_one_array(kind: str, base):
+    """Two views of ``base`` that meet at other elements."""
+    if kind == "shifted":
+        return base[:-1], base[1:]
+    return base, (base[::-1] if kind == "reversed" else base.T)
+
+
+@pytest.mark.parametrize("library", ["numpy", "device", "shared"])
+@pytest.mark.parametrize("views", ["shifted", "reversed", "transposed"])
+@pytest.mark.parametrize("fn", [store_then_read_another_argument, fill_then_sum_another_argument,
+                                scaled_copy_then_read_another_argument],
+                         ids=lambda c: c.__name__)
+@pytest.mark.parametrize("where", HOST_LOOP)
+def test_parfors_sharing_memory_through_two_arguments_stay_apart(fn, views, library, where,
+                                                                monkeypatch):
+    if library == "device" and where == "host loop":
+        pytest.skip("the host cannot read device USM: always kernels")
+    monkeypatch.setenv(MODEL, HOST_LOOP[where])
+    shape = (64, 64) if views == "transposed" else LONG
+    base = start(shape)
+    want = fn(*views_of_one_array(views, base))
+    got_base = start(shape)
+    if library != "numpy":
+        got_base = xpuc.asarray(got_base, queue=DEVICE, usm_type=library)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        got = JITTED_APART[fn](*views_of_one_array(views, got_base))
+    stats = xpuc.stats()
+    assert ran_as(where, stats), stats
+    # the store's loop and the read's, one after the other
+    assert stats["kernel_launches"] + stats["host_parfors"] == 2, stats
+    as_numpy = (lambda v: v) if library == "numpy" else dpt.asnumpy
+    np.testing.assert_array_equal(as_numpy(got_base), base)
+    np.testing.assert_array_equal(np.asarray(as_numpy(got) if np.ndim(got) else got), want)
+
+
+JITTED_APART = {fn: xpuc.jit(fn) for fn in (store_then_read_another_argument,
+                                            fill_then_sum_another_argument,
+                                            scaled_copy_then_read_another_argument)}
+
+
+def two_expressions_of_one_argument(a):
+    return a + 1.0, a * 2.0
+
+
+def store_then_read_the_same_array(a):
+    a[:] = 0.5
+    return a * 2.0
+
+
+@pytest.mark.parametrize("fn", [two_expressions_of_one_argument, store_then_read_the_same_array],
+                         ids=lambda c: c.__name__)
+def test_parfors_proved_apart_or_at_their_own_index_are_still_fused(fn, monkeypatch):
+    """Arrays the function made, read or written beside an argument, and one
+    array written and read at each iteration's own element: one loop."""
+    monkeypatch.setenv(MODEL, "0")
+    a = start(LONG)
+    want = fn(a.copy())
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        got = xpuc.jit(fn)(a)
+    assert xpuc.stats()["kernels_compiled"] == 1, xpuc.stats()
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_array_equal(g, w)

@@ -18,6 +18,8 @@ from numba.core.ir_utils import mk_unique_var
 from numba.core.typed_passes import _reload_parfors
 from numba.parfors import array_analysis, parfor
 
+from .fusion_aliases import fusion_would_race
+
 
 class NonNegativeSliceAnalysis(array_analysis.ArrayAnalysis):
     """Numba's array analysis, whose slice lengths are never negative."""
@@ -75,9 +77,45 @@ class _SliceLengthParforPass(parfor.ParforPass):
 
 
 class _SliceLengthParforFusionPass(parfor.ParforFusionPass):
-    def __init__(self, *args) -> None:
+    def __init__(self, state, *args) -> None:
         super().__init__(*args)
         _with_nonnegative_slices(self)
+        self.state = state
+
+    def fuse_parfors(self, array_analysis, blocks, func_ir, typemap) -> None:
+        # Numba's, where two parfors that may share memory through different
+        # arrays are not fused (fusion_aliases.py)
+        for label, block in blocks.items():
+            fusion_happened = True
+            while fusion_happened:
+                fusion_happened = False
+                new_body = []
+                i = 0
+                while i < len(block.body) - 1:
+                    stmt, next_stmt = block.body[i], block.body[i + 1]
+                    if isinstance(stmt, parfor.Parfor) and isinstance(next_stmt, parfor.Parfor) \
+                            and not fusion_would_race(self.state, stmt, next_stmt):
+                        # renamed variables since the analysis: its sets again
+                        equiv_set = array_analysis.get_equiv_set(label)
+                        stmt.equiv_set = next_stmt.equiv_set = equiv_set
+                        fused_node, fuse_report = parfor.try_fuse(
+                            equiv_set, stmt, next_stmt, self.metadata["parfors"], func_ir,
+                            typemap)
+                        self.diagnostics.fusion_reports.append(fuse_report)
+                        if fused_node is not None:
+                            fusion_happened = True
+                            self.diagnostics.fusion_info[stmt.id].extend([next_stmt.id])
+                            new_body.append(fused_node)
+                            self.fuse_recursive_parfor(fused_node, equiv_set, func_ir, typemap)
+                            i += 2
+                            continue
+                    new_body.append(stmt)
+                    if isinstance(stmt, parfor.Parfor):
+                        self.fuse_recursive_parfor(stmt, array_analysis.get_equiv_set(label),
+                                                   func_ir, typemap)
+                    i += 1
+                new_body.append(block.body[-1])
+                block.body = new_body
 
     def fuse_recursive_parfor(self, parfor_node, equiv_set, func_ir, typemap) -> None:
         # Numba's, with this module's analysis of the nested loops
@@ -117,7 +155,8 @@ class OffloadParforPass(FunctionPass):
 
 @register_pass(mutates_CFG=True, analysis_only=False)
 class OffloadParforFusionPass(FunctionPass):
-    """Numba's parfor fusion pass with non-negative slice lengths."""
+    """Numba's parfor fusion pass with non-negative slice lengths, which
+    fuses no two parfors that may share memory through different arrays."""
 
     _name = "xpuc_parfor_fusion_pass"
 
@@ -125,5 +164,5 @@ class OffloadParforFusionPass(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state) -> bool:
-        _SliceLengthParforFusionPass(*_pass_arguments(state)).run()
+        _SliceLengthParforFusionPass(state, *_pass_arguments(state)).run()
         return True

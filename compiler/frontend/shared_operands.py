@@ -234,15 +234,19 @@ def whole_view(state, stmt: ir.SetItem | ir.StaticSetItem) -> str | None:
     """The name of ``stmt``'s target where ``stmt`` stores into all of it
     (``a[:] = ...``, ``m[:, :] = ...``): read there, the target gives the
     element being written."""
-    if isinstance(stmt, ir.StaticSetItem):
-        items = stmt.index if isinstance(stmt.index, tuple) else (stmt.index,)
-        whole = all(item == slice(None) for item in items)
-    else:
-        definition = guard(get_definition, state.func_ir, stmt.index)
-        items = definition.items if isinstance(definition, ir.Expr) and \
-            definition.op == "build_tuple" else [stmt.index]
-        whole = all(_is_whole_slice(state.func_ir, item) for item in items)
-    return stmt.target.name if whole else None
+    return stmt.target.name if is_whole_index(state.func_ir, stmt.index) else None
+
+
+def is_whole_index(func_ir: ir.FunctionIR, index: object) -> bool:
+    """Whether ``index`` (a variable, or a static index: a slice or a tuple)
+    is made of ``:`` alone."""
+    if not isinstance(index, ir.Var):
+        items = index if isinstance(index, tuple) else (index,)
+        return all(item == slice(None) for item in items)
+    definition = guard(get_definition, func_ir, index)
+    items = definition.items if isinstance(definition, ir.Expr) and \
+        definition.op == "build_tuple" else [index]
+    return all(_is_whole_slice(func_ir, item) for item in items)
 
 
 def _is_whole_slice(func_ir: ir.FunctionIR, var: ir.Var) -> bool:
