@@ -11,6 +11,7 @@ that analysis with each slice's length clipped at 0."""
 from __future__ import annotations
 
 import builtins
+import operator
 
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
@@ -148,9 +149,29 @@ class OffloadParforPass(FunctionPass):
 
     def run_pass(self, state) -> bool:
         _SliceLengthParforPass(*_pass_arguments(state)).run()
+        _type_mask_reads(state)
         # a cached entry's host parfors need Numba's threads started on load
         state.reload_init.append(_reload_parfors)
         return True
+
+
+def _type_mask_reads(state) -> None:
+    """Type the reads of a mask that Numba's parfor pass leaves untyped: the
+    loop of a masked store (``a[m] = v``) reads ``m[i]`` without a call type,
+    which Numba's threads type again and the cost model's sequential copy of
+    the loop (host_parfors.py) does not."""
+    blocks = list(state.func_ir.blocks.values())
+    while blocks:
+        block = blocks.pop()
+        for stmt in block.body:
+            if isinstance(stmt, parfor.Parfor):
+                blocks.extend(stmt.loop_body.values())
+            elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and \
+                    stmt.value.op == "getitem" and stmt.value not in state.calltypes:
+                read = stmt.value
+                state.calltypes[read] = state.typingctx.resolve_function_type(
+                    operator.getitem,
+                    (state.typemap[read.value.name], state.typemap[read.index.name]), {})
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)

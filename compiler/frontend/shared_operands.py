@@ -96,6 +96,8 @@ class StageSharedOperands(FunctionPass):
             if id(stmt) in done:
                 return False
             done[id(stmt)] = stmt
+            if _is_masked_store(state, stmt):
+                return _stage_masked_operands(state, block, i, stmt, work_list)
             return _stage_operands(state, block, i, stmt, work_list)
 
         return rewrite_host_stores(state, stage_once)
@@ -178,6 +180,49 @@ def _stage_operands(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.Static
         return False
     _insert_staging(state, block, start, stmt.target, reads,
                     [block.body[k] for k in fused if k >= start], work_list)
+    return True
+
+
+def _is_masked_store(state, stmt: ir.SetItem | ir.StaticSetItem) -> bool:
+    """Whether ``stmt`` is ``a[m] = v`` with ``m`` a mask of ``a``'s rank,
+    which Numba's parfor pass makes a loop storing ``v[i]`` (or a scalar) at
+    each ``i`` where ``m[i]``."""
+    if not isinstance(stmt, ir.SetItem):
+        return False
+    target, index = state.typemap[stmt.target.name], state.typemap[stmt.index.name]
+    return isinstance(index, types.Array) and isinstance(index.dtype, types.Boolean) and \
+        index.ndim == target.ndim
+
+
+def _stage_masked_operands(state, block: ir.Block, i: int, stmt: ir.SetItem,
+                           work_list: list) -> bool:
+    """Before the masked store ``a[m] = v[m]`` (or ``a[m] = scalar``) at
+    ``block.body[i]``, copy ``m`` and ``v`` where they share ``a``'s memory
+    at other elements: NumPy reads ``v[m]`` (a copy) and ``m`` whole before
+    it stores; the loop reads each at the element it writes. Whether anything
+    was staged."""
+    reads, start = [], i
+    if not computed_here(state, stmt.index):
+        reads.append(stmt.index)
+    value = guard(get_definition, state.func_ir, stmt.value)
+    value_at = next((k for k, s in enumerate(block.body[:i])
+                     if isinstance(s, ir.Assign) and s.value is value), None)
+    read_value = isinstance(value, ir.Expr) and value.op == "getitem" and \
+        value.index.name == stmt.index.name and value_at is not None
+    if read_value:
+        start = value_at
+        if not computed_here(state, value.value):
+            reads.append(value.value)
+    defined_at = {s.target.name: k for k, s in enumerate(block.body[:i])
+                  if isinstance(s, ir.Assign)}
+    if not reads or any(defined_at.get(var.name, -1) >= start
+                        for var in [*reads, stmt.target]):
+        return False
+    staged = stage_operands(state, block, start, stmt.target, reads, work_list)
+    stmt.index = staged.get(stmt.index.name, stmt.index)
+    if read_value:
+        value.value = staged.get(value.value.name, value.value)
+        value.index = stmt.index  # the parfor pass needs the store's own mask here
     return True
 
 
