@@ -618,6 +618,11 @@ def masked_store_of_own_transpose(a, b):
     a[m] = a.T[m]
 
 
+def masked_store_into_own_transpose(a, b):
+    m = b > 0.0
+    a.T[m] = a[m]
+
+
 def signs(shape) -> np.ndarray:
     return np.where(np.arange(np.prod(shape)).reshape(shape) % 3 == 0, -1.0, 1.0)
 
@@ -635,12 +640,14 @@ def masked_arguments(fn, base, shape):
 @pytest.mark.parametrize(("fn", "shape"), [
     (masked_store_of_own_reversed, LONG), (masked_store_of_another_argument, LONG),
     (masked_store_of_a_scalar, LONG), (masked_store_of_own_transpose, (64, 64)),
+    (masked_store_into_own_transpose, (64, 64)),
 ], ids=lambda c: getattr(c, "__name__", ""))
 @pytest.mark.parametrize("where", HOST_LOOP)
 def test_masked_stores_read_their_values_before_storing(fn, shape, library, where, monkeypatch):
     """Each masked store's array and mask that may share the target's memory
     are copied first where they do (a scalar's store failed to compile for
-    the host loop: its mask read had no type)."""
+    the host loop: its mask read had no type). A target Python makes after
+    the value (``a.T[m] = a[m]``) was not checked."""
     if library == "device" and where == "host loop":
         pytest.skip("the host cannot read device USM: always kernels")
     monkeypatch.setenv(MODEL, HOST_LOOP[where])
@@ -671,3 +678,22 @@ def test_a_masked_store_of_an_array_apart_copies_nothing(monkeypatch):
     xpuc.jit(masked_store_of_another_argument)(x, y, m)
     assert xpuc.stats()["d2d_bytes"] == 0, xpuc.stats()
     np.testing.assert_array_equal(dpt.asnumpy(x), want)
+
+
+@xpuc.jit
+def masked_store_into_a_reshape(a, b):
+    m = b > 0.0
+    a.reshape((a.shape[1], a.shape[0]))[m] = a[m]
+
+
+def test_a_masked_store_into_a_call_made_after_its_value_is_refused_naming_the_line():
+    """Its value would be read by the store's loop where the call has run:
+    only views may be made between them."""
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        with xpuc.device_context(DEVICE):
+            masked_store_into_a_reshape(start((4, 4)), signs((4, 4)))
+    lines, first = inspect.getsourcelines(masked_store_into_a_reshape.py_func)
+    line = first + next(k for k, text in enumerate(lines) if "[m] = a[m]" in text)
+    assert str(refusal.value) == (
+        f"{__file__}:{line}: a masked store whose target is made by more than views of "
+        "arrays after its value is not supported")

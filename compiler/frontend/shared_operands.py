@@ -32,6 +32,8 @@ from numba.core.extending import register_jitable
 from numba.core.inline_closurecall import inline_closure_call
 from numba.core.ir_utils import get_definition, guard, mk_unique_var
 
+from ..errors import UnsupportedError
+from .inplace_operators import copied_by_indexing
 from .slice_assignments import (
     GLOBALS,
     computed_here,
@@ -209,14 +211,23 @@ def _stage_masked_operands(state, block: ir.Block, i: int, stmt: ir.SetItem,
                      if isinstance(s, ir.Assign) and s.value is value), None)
     read_value = isinstance(value, ir.Expr) and value.op == "getitem" and \
         value.index.name == stmt.index.name and value_at is not None
-    if read_value:
-        start = value_at
-        if not computed_here(state, value.value):
-            reads.append(value.value)
     defined_at = {s.target.name: k for k, s in enumerate(block.body[:i])
                   if isinstance(s, ir.Assign)}
-    if not reads or any(defined_at.get(var.name, -1) >= start
-                        for var in [*reads, stmt.target]):
+    if read_value:
+        if not computed_here(state, value.value):
+            reads.append(value.value)
+        if defined_at.get(stmt.target.name, -1) > value_at:
+            # Python makes the target (``t.T`` in ``t.T[m] = v[m]``) after the
+            # value, which the store's loop reads: ``v[m]`` moves to the
+            # store, past the views and slices that make the target
+            if not all(_makes_a_view(state, s) for s in block.body[value_at + 1:i]):
+                raise UnsupportedError(
+                    f"{stmt.loc.filename}:{stmt.loc.line}: a masked store whose target is "
+                    "made by more than views of arrays after its value is not supported")
+            block.body.insert(i - 1, block.body.pop(value_at))
+            value_at = i - 1
+        start = value_at
+    if not reads or any(defined_at.get(var.name, -1) >= start for var in reads):
         return False
     staged = stage_operands(state, block, start, stmt.target, reads, work_list)
     stmt.index = staged.get(stmt.index.name, stmt.index)
@@ -224,6 +235,23 @@ def _stage_masked_operands(state, block: ir.Block, i: int, stmt: ir.SetItem,
         value.value = staged.get(value.value.name, value.value)
         value.index = stmt.index  # the parfor pass needs the store's own mask here
     return True
+
+
+def _makes_a_view(state, stmt: ir.Stmt) -> bool:
+    """Whether ``stmt`` reads and writes no element: a view (``a[1:]``,
+    ``a.T``), a slice, a tuple, a constant or a copy of a name."""
+    if not isinstance(stmt, ir.Assign):
+        return False
+    value = stmt.value
+    if isinstance(value, (ir.Const, ir.Global, ir.FreeVar, ir.Var)):
+        return True
+    if not isinstance(value, ir.Expr):
+        return False
+    if value.op in ("getitem", "static_getitem"):
+        return not copied_by_indexing(state, stmt.target)
+    if value.op == "call":
+        return getattr(state.typemap.get(value.func.name), "typing_key", None) is slice
+    return value.op in ("getattr", "build_tuple")
 
 
 def stage_operands(state, block: ir.Block, start: int, target: ir.Var,
