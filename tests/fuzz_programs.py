@@ -359,9 +359,12 @@ def compare(program: Program, directory: Path) -> None:
 # A program takes x and y, two views of one array, and b of another; its
 # statements store array expressions into views of x or y that read other
 # views of the same memory (shifted, reversed, strided, transposed, a row or
-# a column broadcast, the same view). The reference is the Python function run
-# by NumPy, which reads every operand as if before any element is written: a
-# race that Numba shares is a mismatch here.
+# a column broadcast, the same view), or store a scalar or a masked view
+# (``m = x[1:] > 0; x[:-1][m] = x[::-1][1:][m]``), or store a scalar into
+# all of x or y and then return an expression of x, y and b (a loop Numba
+# fused with the store's). The reference is the
+# Python function run by NumPy, which reads every operand as if before any
+# element is written: a race that Numba shares is a mismatch here.
 
 ALIASING_FLOAT_DTYPES = ("float64", "float32")
 # no int8/uint8: Numba types a Python int constant as int64, so an int8
@@ -420,12 +423,20 @@ def _assignable(view: str) -> str:
     return view if view.endswith("]") else view + "[:]"
 
 
+# host statements only: a scalar stored or filled in, a masked store, and of
+# floats a scalar stored into all of x or y then an expression of x, y and b
+# read (``r``, returned): a loop that Numba fused with the store's where the
+# array analysis equates their extents, reading y[i] as it wrote x[i]
+_HOST_FORMS = ("scalar", "fill", "masked")
+
+
 @st.composite
 def aliasing_statements(draw: st.DrawFn, names: tuple[str, ...], written: tuple[str, ...],
-                        shape: tuple[int, ...], is_float: bool) -> str:
+                        shape: tuple[int, ...], is_float: bool, host: bool = False) -> str:
     """One store into a view of one of ``written``: an in-place operator, a
     slice assignment or a ufunc's ``out=``, of an expression over views of
-    ``names`` that broadcast to the target."""
+    ``names`` that broadcast to the target; in ``host`` code also a scalar
+    stored or filled in, or a masked store ``t[m] = v[m]`` (two lines)."""
     name = draw(st.sampled_from(written))
     target, target_shape = draw(st.sampled_from(sorted(views(name, shape).items())))
     # operands mostly of the target's own array
@@ -437,9 +448,25 @@ def aliasing_statements(draw: st.DrawFn, names: tuple[str, ...], written: tuple[
     chosen = tuple(draw(st.lists(st.sampled_from(leaves[False]), min_size=1, max_size=3)))
     # a view alone (``x[1:] += x[:-1]``) or an operation on one
     value = draw(st.sampled_from(chosen) | operations(chosen, is_float))
-    form = draw(st.sampled_from(("inplace", "store", "out", "stretched store")))
+    form = draw(st.sampled_from(("inplace", "store", "out", "stretched store")
+                                + (_HOST_FORMS if host else ())))
     if form == "stretched store":  # x[1:] = x[:1]
         return f"{_assignable(target)} = {draw(st.sampled_from(leaves[True]))}"
+    constant = draw(st.sampled_from(_FLOAT_CONSTANTS if is_float else _INT_CONSTANTS))
+    if form in ("scalar", "fill") and is_float and draw(st.booleans()):  # then a read
+        store = draw(st.sampled_from((f"{name}[:] = {constant}", f"{name}.fill({constant})")))
+        # reading the other one (of the store's extents) and the stored one
+        other = next(other for other in written if other != name)
+        return f"{store}\nr = {draw(operations((other,), is_float))} + {name}"
+    if form == "scalar":
+        return f"{_assignable(target)} = {constant}"
+    if form == "fill":
+        return f"{target}.fill({constant})"
+    if form == "masked":  # mask and value of the target's own shape
+        same = sorted({view for source in sources for view, extents in
+                       views(source, shape).items() if extents == target_shape})
+        mask, read = (draw(st.sampled_from(same)) for _ in range(2))
+        return f"m = {mask} > {constant}\n{target}[m] = {read}[m]"
     if form == "inplace":
         operator = draw(st.sampled_from(_INPLACE + (("/=",) if is_float else ())))
         return f"{_assignable(target) if '.T' in target else target} {operator} {value}"
@@ -551,8 +578,12 @@ def aliasing_programs(draw: st.DrawFn) -> AliasingProgram:
                   else rng.integers(-20, 20, base_shape))
         bases.append(values.astype(draw(st.sampled_from(dtypes))))
     if not in_prange:
-        body = draw(st.lists(aliasing_statements(("x", "y", "b"), ("x", "y"), shape, is_float),
+        body = draw(st.lists(aliasing_statements(("x", "y", "b"), ("x", "y"), shape, is_float,
+                                                 host=True),
                              min_size=1, max_size=3))
+        body = [line for statement in body for line in statement.split("\n")]
+        if any(line.startswith("r = ") for line in body):
+            body.append("return r")
     elif len(shape) == 1:
         body = ["for i in numba.prange(x.shape[0]):",
                 f"    x[i] = {draw(operations(('x[i]', 'y[i]', 'b[i]'), is_float))}"]
@@ -582,7 +613,7 @@ def run_aliasing(program: AliasingProgram, directory: Path) -> None:
     kernel = load(program.source, directory)
     expected = [base.copy() for base in program.bases]
     with np.errstate(all="ignore"):
-        kernel(*program.arguments(expected))
+        returned = kernel(*program.arguments(expected))
     function = xpuc.jit(kernel)
     tol = {"rtol": 0, "atol": 0}
     if program.is_float:
@@ -600,21 +631,26 @@ def run_aliasing(program: AliasingProgram, directory: Path) -> None:
             try:
                 with (environment_variable(HOST_PARFOR_MAX, threshold),
                       xpuc.device_context(DEVICE)):
-                    function(*program.arguments(bases))
+                    result = function(*program.arguments(bases))
             except xpuc.UnsupportedError as error:
                 assert re.match(rf"{re.escape(str(directory))}/fuzz_\w+\.py:\d+: ", str(error)), \
                     f"a refusal that does not name the program's line: {error}"
                 print(f"refused: {error}", flush=True)
                 ALIASING_OUTCOMES["refused"] += 1
                 return
-            stats = xpuc.stats()
-            assert stats["usm_allocs"] == stats["usm_frees"], stats
-            ALIASING_OUTCOMES["kernels" if stats["kernel_launches"] else "host"] += 1
-            for name, want, got in zip(("shared", "b"), expected, bases):
+            ALIASING_OUTCOMES["kernels" if xpuc.stats()["kernel_launches"] else "host"] += 1
+            results = (("shared", "b", "the result"), (*expected, returned), (*bases, result))
+            for name, want, got in zip(*results):
+                if want is None:  # a program that only stores
+                    continue
                 np.testing.assert_allclose(
-                    got if library == "numpy" else dpnp.asnumpy(got), want, equal_nan=True,
+                    dpnp.asnumpy(got) if isinstance(got, dpnp.ndarray) else got, want,
+                    equal_nan=True,
                     **tol, err_msg=f"{name} differs from NumPy's on {library} arrays, "
                                    f"{HOST_PARFOR_MAX}={threshold or 'unset'}")
+            del result, results, got  # the result's memory, which the call allocated
+            stats = xpuc.stats()
+            assert stats["usm_allocs"] == stats["usm_frees"], stats
 
 
 # ---- float32: a device without fp64 (XPUC_FP64=0) ---------------------------
