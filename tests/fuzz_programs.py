@@ -469,6 +469,8 @@ def aliasing_statements(draw: st.DrawFn, names: tuple[str, ...], written: tuple[
         return f"m = {mask} > {constant}\n{target}[m] = {read}[m]"
     if form == "inplace":
         operator = draw(st.sampled_from(_INPLACE + (("/=",) if is_float else ())))
+        if operator == "/=":  # by at least 1: near 0, a last-ulp difference of a
+            value = f"(np.abs({value}) + 1.0)"  # ufunc (exp) would move it far
         return f"{_assignable(target) if '.T' in target else target} {operator} {value}"
     if form == "store":
         return f"{_assignable(target)} = {value}"
