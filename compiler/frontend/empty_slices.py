@@ -169,9 +169,11 @@ def _type_mask_reads(state) -> None:
             elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and \
                     stmt.value.op == "getitem" and stmt.value not in state.calltypes:
                 read = stmt.value
-                state.calltypes[read] = state.typingctx.resolve_function_type(
+                signature = state.typingctx.resolve_function_type(
                     operator.getitem,
                     (state.typemap[read.value.name], state.typemap[read.index.name]), {})
+                if signature is not None:
+                    state.calltypes[read] = signature
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
