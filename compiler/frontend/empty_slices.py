@@ -6,7 +6,11 @@ each put in ``[0, n]``; for a start past the stop that is negative, and the
 array of an expression over the slice (or a parfor's loop over it) is made
 with that length: ``ValueError: negative dimensions not allowed`` (under
 ``numba.njit(parallel=True)`` too). The parfor passes of an offload build run
-that analysis with each slice's length clipped at 0."""
+that analysis with each slice's length clipped at 0.
+
+The same two passes, as an offload build runs them, also type the mask reads
+Numba's parfor pass leaves untyped, and fuse no two parfors that may share
+memory through different arrays (``fusion_aliases.py``)."""
 
 from __future__ import annotations
 
