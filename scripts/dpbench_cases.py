@@ -17,7 +17,16 @@ array: dpnp's refusal, not xpuc's), the case runs again with dpnp imported as Nu
 detail says so.
 
     .venv/bin/python scripts/dpbench_cases.py [--dpbench PATH] [--jobs 2] [--json OUT]
-        [-k PATTERN] [--kernels]
+        [-k PATTERN] [--kernels] [--float32] [--ocloc ARCH,...]
+
+``--float32`` runs the programs as on a GPU without fp64 (Arc, Iris Xe): under
+``XPUC_FP64=0``, on inputs made as dpbench's ``--precision single`` makes them (float64
+arrays as float32, integer arrays as int32; complex arrays and NumPy scalars too, which
+dpbench leaves; polybench's inits given ``datatype=np.float32``), compared at a float32
+tolerance (``FLOAT32_NORM_ERROR``). ``--ocloc dg2,tgllp`` builds, after each case that
+passes, every SPIR-V module it compiled (``XPUC_DUMP_DIR``) with Intel's GPU compiler for
+those architectures (``xpuc.ocloc``; modules compiled for ``opencl:cpu``, which are those a
+GPU's driver would be given but for the CPU's vector width and loop placement).
 
 ``PATH`` is a git directory (a mirror: files are read at HEAD) or a plain checkout.
 dbscan's init and reference import scikit-learn: without it (on ``PYTHONPATH``, say),
@@ -30,6 +39,7 @@ import argparse
 import concurrent.futures
 import datetime
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -131,7 +141,12 @@ def kernel(*args, gpu_fp64_truncate=None, **options):
 }
 
 PRECISION_DTYPES = {"int": {"single": "i4", "double": "i8"},
-                    "float": {"single": "f4", "double": "f8"}}
+                    "float": {"single": "f4", "double": "f8"},
+                    "complex": {"single": "c8", "double": "c16"}}
+# --float32: dpbench's norm_error (1e-5 by default) is for float64 results; a float32
+# result of sums over a few thousand terms is good to about 1e-5 relative, worse ones a
+# few times that
+FLOAT32_NORM_ERROR = 1e-4
 
 
 # ---------------------------------------------------------------- extraction
@@ -216,29 +231,37 @@ def parameters(info: dict[str, Any]) -> dict[str, Any]:
     return {**info["parameters"][PRESET], **SMALLER_THAN_PRESET.get(info["module_name"], {})}
 
 
-def initial_data(info: dict[str, Any], program: Path) -> dict[str, Any]:
-    """The inputs as dpbench makes them (``Benchmark.initialize_input_data``)."""
+def initial_data(info: dict[str, Any], program: Path, precision: str | None) -> dict[str, Any]:
+    """The inputs as dpbench makes them (``Benchmark.initialize_input_data``), at
+    ``precision`` ("single", "double") where given, as dpbench's ``--precision``."""
     import numpy as np
 
     data = parameters(info)
     init = info.get("init")
     if not init:
         return data
-    precision = init.get("precision", "")
+    precision = precision or init.get("precision", "")
     if init.get("types_dict_name"):
-        data[init["types_dict_name"]] = {kind: np.dtype(names[precision])
-                                         for kind, names in PRECISION_DTYPES.items()}
+        data[init["types_dict_name"]] = {kind: np.dtype(PRECISION_DTYPES[kind][precision])
+                                         for kind in ("int", "float")}
     init_file = sibling(program, "_initialize", "")
     initialize = getattr(load_module(init_file, "dpbench_init"), init["func_name"])
-    made = initialize(**{arg: data[arg] for arg in init["input_args"]})
+    arguments = {arg: data[arg] for arg in init["input_args"]}
+    # polybench's inits take the float type (``initialize(M, N, datatype=np.float64)``)
+    datatype = inspect.signature(initialize).parameters.get("datatype")
+    if precision and datatype is not None and datatype.default is np.float64:
+        arguments["datatype"] = np.dtype(PRECISION_DTYPES["float"][precision]).type
+    made = initialize(**arguments)
     made = made if isinstance(made, tuple) else (made,)
     data.update(zip(init["output_args"], made))
     if precision and not init.get("types_dict_name"):
         for arg in init["output_args"]:
             value = data[arg]
-            if isinstance(value, np.ndarray):
+            if isinstance(value, np.ndarray | np.generic):
                 kind = ("float" if np.issubdtype(value.dtype, np.floating)
-                        else "int" if np.issubdtype(value.dtype, np.integer) else None)
+                        else "int" if np.issubdtype(value.dtype, np.integer)
+                        else "complex" if np.issubdtype(value.dtype, np.complexfloating)
+                        else None)
                 if kind:
                     data[arg] = value.astype(PRECISION_DTYPES[kind][precision])
     return data
@@ -286,7 +309,13 @@ def mismatch(expected: dict[str, Any], actual: dict[str, Any], rel_error: float)
     return None
 
 
-def run_case(program: Path, config: Path, mode: str, workdir: Path) -> dict[str, Any]:
+def run_case(program: Path, config: Path, mode: str, workdir: Path, float32: bool,
+             archs: list[str]) -> dict[str, Any]:
+    if float32:  # read by xpuc at each compile and call
+        os.environ["XPUC_FP64"] = "0"
+    kernels = workdir / "kernels"
+    if archs:
+        os.environ["XPUC_DUMP_DIR"] = str(kernels)
     # xpuc first: it points the OpenCL loader at the device runtime before dpnp loads it
     import xpuc  # noqa: F401, I001
     import dpnp
@@ -294,7 +323,7 @@ def run_case(program: Path, config: Path, mode: str, workdir: Path) -> dict[str,
 
     info = tomllib.loads(config.read_text())["benchmark"]
     try:
-        data = initial_data(info, program)
+        data = initial_data(info, program, "single" if float32 else None)
         reference_inputs = {arg: np.array(data[arg], copy=True) if arg in info["array_args"]
                             else data[arg] for arg in info["input_args"]}
         reference_file = sibling(program, "_numpy", "_python")
@@ -314,21 +343,26 @@ def run_case(program: Path, config: Path, mode: str, workdir: Path) -> dict[str,
     # dpbench runs numba-mlir's programs on dpctl.tensor's arrays (now dpnp.tensor's)
     usm_array = (dpnp.tensor.asarray if program.stem.endswith("_numba_mlir_p")
                  else dpnp.asarray)
-    result = run_program(program, workdir, info, mode, expected, fresh_inputs, usm_array)
+    norm_error = info.get("norm_error", 1e-05)
+    rel_error = max(norm_error, FLOAT32_NORM_ERROR) if float32 else norm_error
+    result = run_program(program, workdir, info, mode, expected, rel_error, fresh_inputs,
+                         usm_array)
     if result.get("host_code_failed_in_dpnp"):
         del result["host_code_failed_in_dpnp"]
-        rerun = run_program(program, workdir, info, mode, expected, fresh_inputs, usm_array,
-                            as_numpy=True)
+        rerun = run_program(program, workdir, info, mode, expected, rel_error, fresh_inputs,
+                            usm_array, as_numpy=True)
         note = f"{AS_NUMPY_NOTE} (as written: {result['detail']})"
         result = {**rerun, "detail": "; ".join(filter(None, (note, rerun["detail"])))}
+    if archs and result["outcome"] == "pass":
+        result["builds"] = build_for_intel_gpus(kernels, archs)
     return result
 
 
 def run_program(program: Path, workdir: Path, info: dict[str, Any], mode: str,
-                expected: dict[str, Any], fresh_inputs: Any, usm_array: Any,
+                expected: dict[str, Any], rel_error: float, fresh_inputs: Any, usm_array: Any,
                 as_numpy: bool = False) -> dict[str, Any]:
     """The outcome of the program, its imports rewritten (and dpnp imported as NumPy where
-    ``as_numpy``), on fresh inputs."""
+    ``as_numpy``), on fresh inputs, its results within ``rel_error`` of ``expected``."""
     import xpuc
 
     source = rewrite_imports(program.read_text())
@@ -362,9 +396,28 @@ def run_program(program: Path, workdir: Path, info: dict[str, Any], mode: str,
             failed["host_code_failed_in_dpnp"] = True
         return failed
     launches = xpuc.stats()["kernel_launches"]
-    wrong = mismatch(expected, actual, info.get("norm_error", 1e-05))
+    wrong = mismatch(expected, actual, rel_error)
     outcome = "wrong" if wrong else "pass" if launches else "no kernels"
     return {"outcome": outcome, "kernel_launches": launches, "detail": wrong or ""}
+
+
+def build_for_intel_gpus(kernels: Path, archs: list[str]) -> dict[str, str]:
+    """For each architecture, "built N" (the distinct SPIR-V modules in ``kernels``), or
+    the first failure's kernel and ocloc's message."""
+    from xpuc import ocloc
+
+    path = ocloc.find_ocloc()
+    if path is None:
+        return dict.fromkeys(archs, f"not built: {ocloc.HOW_TO_GET}")
+    modules = {file.read_bytes(): file.name for file in sorted(kernels.glob("*.spv"))}
+    builds = ocloc.build_many(path, [(spirv, arch) for arch in archs for spirv in modules])
+    found = {}
+    for index, arch in enumerate(archs):
+        mine = list(zip(modules.values(), builds[index * len(modules):][:len(modules)]))
+        failed = [(name, build) for name, build in mine if not build.succeeded]
+        found[arch] = (f"failed {len(failed)} of {len(mine)}: {failed[0][0]}: "
+                       f"{_first_line(failed[0][1].errors)}" if failed else f"built {len(mine)}")
+    return found
 
 
 def _raised_by_dpnp(error: BaseException) -> bool:
@@ -394,17 +447,20 @@ def _program_line(error: BaseException, message: str, program_name: str) -> str:
 # ---------------------------------------------------------------- driver
 
 
-def run_in_subprocess(case: dict[str, str], timeout: int) -> dict[str, Any]:
-    result = _run_in_subprocess(case, timeout)
+def run_in_subprocess(case: dict[str, str], timeout: int, float32: bool,
+                      archs: list[str]) -> dict[str, Any]:
+    result = _run_in_subprocess(case, timeout, float32, archs)
     print(f"{Path(case['program']).stem} ({case['mode']}): {result['outcome']}",
           file=sys.stderr, flush=True)
     return result
 
 
-def _run_in_subprocess(case: dict[str, str], timeout: int) -> dict[str, Any]:
+def _run_in_subprocess(case: dict[str, str], timeout: int, float32: bool,
+                       archs: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="dpbench-case-") as workdir:
         command = [sys.executable, __file__, "--case", case["program"], case["config"],
-                   case["mode"], workdir]
+                   case["mode"], workdir, *(["--float32"] * float32),
+                   *(["--ocloc", ",".join(archs)] if archs else [])]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -428,18 +484,29 @@ def describe(result: dict[str, Any]) -> str:
     return f"{result['outcome']}: {result['detail']}{where}" if result["detail"] else ""
 
 
-def table(results: list[dict[str, Any]]) -> str:
+def builds(modes: dict[str, dict[str, Any]], arch: str) -> str:
+    """A program's builds for ``arch`` over its cases that passed: "built N" (N distinct
+    modules of each case at most), the first failure, or "-" where none passed."""
+    found = [modes[mode]["builds"][arch] for mode in MODES if "builds" in modes[mode]]
+    failed = [text for text in found if not text.startswith("built ")]
+    return (failed or [max(found, key=lambda text: int(text.split()[1]))] if found else ["-"])[0]
+
+
+def table(results: list[dict[str, Any]], archs: list[str]) -> str:
     by_program: dict[str, dict[str, dict[str, Any]]] = {}
     for result in results:
         by_program.setdefault(Path(result["program"]).stem, {})[result["mode"]] = result
-    rows = ["| program | dpnp | NumPy in context | detail |", "|---|---|---|---|"]
+    rows = ["| program | dpnp | NumPy in context | " + "".join(f"{a} | " for a in archs)
+            + "detail |", "|---|---|---|" + "---|" * len(archs) + "---|"]
     for program, modes in sorted(by_program.items()):
         dpnp_detail, numpy_detail = (describe(modes[mode]) for mode in MODES)
         detail = (dpnp_detail if dpnp_detail == numpy_detail
                   else "; ".join(f"{label}: {text}" for label, text
                                  in (("dpnp", dpnp_detail), ("NumPy", numpy_detail)) if text))
+        built = "".join(f"{builds(modes, arch).replace('|', '/')} | " for arch in archs)
         rows.append(f"| {program} | {modes['dpnp']['outcome']} | "
-                    f"{modes['numpy in context']['outcome']} | {detail.replace('|', '/')} |")
+                    f"{modes['numpy in context']['outcome']} | {built}"
+                    f"{detail.replace('|', '/')} |")
     counts: dict[str, int] = {}
     for result in results:
         counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
@@ -460,11 +527,17 @@ def main() -> None:
     parser.add_argument("-k", dest="pattern", default="", help="only programs matching this")
     parser.add_argument("--kernels", action="store_true",
                         help=f"the *{KERNEL_SUFFIX}.py programs too (numba-dpex's kernel API)")
+    parser.add_argument("--float32", action="store_true",
+                        help="float32 inputs under XPUC_FP64=0, as on a GPU without fp64")
+    parser.add_argument("--ocloc", type=lambda text: text.split(","), default=[],
+                        metavar="ARCH,...", help="build each passing case's kernels for these "
+                        "Intel GPU architectures with ocloc")
     parser.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.case:
         program, config, mode, workdir = options.case
-        print(json.dumps(run_case(Path(program), Path(config), mode, Path(workdir))))
+        print(json.dumps(run_case(Path(program), Path(config), mode, Path(workdir),
+                                  options.float32, options.ocloc)))
         return
 
     with tempfile.TemporaryDirectory(prefix="dpbench-") as tree:
@@ -477,7 +550,8 @@ def main() -> None:
             info = tomllib.loads(Path(case["config"]).read_text())["benchmark"]
             sizes[info["module_name"]] = parameters(info)
         with concurrent.futures.ThreadPoolExecutor(options.jobs) as pool:
-            results = list(pool.map(lambda c: run_in_subprocess(c, options.timeout), cases))
+            results = list(pool.map(lambda c: run_in_subprocess(
+                c, options.timeout, options.float32, options.ocloc), cases))
     for result in results:
         result["program"] = Path(result.pop("program")).name
         result.pop("config")
@@ -490,9 +564,10 @@ def main() -> None:
         xpuc_commit += " with uncommitted changes"
     header = (f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, xpuc "
               f"{xpuc_commit}, dpbench {dpbench_commit(options.dpbench)}, "
-              f"preset {PRESET} on {DEVICE}")
+              f"preset {PRESET} on {DEVICE}"
+              + (", float32 inputs under XPUC_FP64=0" if options.float32 else ""))
     print(header + "\n")
-    print(table(results))
+    print(table(results, options.ocloc))
     print("\nSizes: " + "; ".join(
         f"{name} {', '.join(f'{k}={v}' for k, v in params.items())}"
         + (" (smaller than S)" if name in SMALLER_THAN_PRESET else "")
