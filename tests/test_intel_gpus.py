@@ -201,6 +201,32 @@ def test_float_calls_and_numpy_float_constants_are_float32(no_fp64):
     np.testing.assert_array_equal(out, np.arange(10, dtype=np.float32) / 4)
 
 
+def histograms(a, bins):
+    """azimint_hist's histogram (dpbench), and one of a given range."""
+    return np.histogram(a, bins), np.histogram(a, bins, range=(0.25, 0.75))
+
+
+def test_a_histogram_of_float32_is_computed_in_float32(no_fp64):
+    # NumPy 2 finds a float32 element's bin in float32, against float32 edges
+    # (xpuc's histogram of a USM array; Numba's of a NumPy array runs on the host)
+    import dpnp
+
+    a = np.random.default_rng(4).random(5000, dtype=np.float32)
+    a[:7] = a.max()  # in the last bin, which is closed
+    function = xpuc.jit(histograms)
+    with xpuc.device_context(DEVICE):
+        found = function(dpnp.asarray(a), 37)
+    (counts, edges), (counts_in, edges_in) = [[dpnp.asnumpy(v) for v in pair] for pair in found]
+    expected, expected_edges = np.histogram(a, 37)
+    assert edges.dtype == np.float32 and counts.dtype == np.int64
+    np.testing.assert_array_equal(counts, expected)
+    np.testing.assert_array_equal(edges, expected_edges)
+    expected_in, expected_edges_in = np.histogram(
+        a, 37, range=(np.float32(0.25), np.float32(0.75)))
+    np.testing.assert_array_equal(counts_in, expected_in)
+    np.testing.assert_array_equal(edges_in, expected_edges_in)
+
+
 def test_devices_with_fp64_keep_numbas_typing():
     a = np.arange(8, dtype=np.float32)
     out, _ = launched(xpuc.jit(axpy), a, 0.1)

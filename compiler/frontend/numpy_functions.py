@@ -318,10 +318,13 @@ HOST_CODE_ONLY.add(_full_like)
 # the outer edges the range given, else a's minimum and maximum (reductions,
 # NumPy's ValueError where either is not finite, a NaN among them), widened
 # by 0.5 where equal; the edges np.linspace's, in its computing type
-# (``compute``: a's for a float a without a range, else float64) then in the
+# (``compute``: for a float a, a's without a range, the range's where both are
+# one float type; else float64) then in the
 # edges' (a's float type, else float64); an element's bin estimated from its
-# offset, then moved to the edges' side it lies on, the last bin closed; one
-# work-item per element, the counts updated atomically (SPEC rule 12).
+# offset in the edges' type (as NumPy 2 computes it: float32 for float32 data,
+# which a GPU without fp64 can run), then moved to the edges' side it lies on,
+# the last bin closed; one work-item per element, the counts updated atomically
+# (SPEC rule 12).
 _HISTOGRAM = '''
 def histogram_factory(counts_type, edges_type, compute, edge):
     half = compute(0.5)
@@ -340,7 +343,7 @@ def histogram_factory(counts_type, edges_type, compute, edge):
         for i in numba.parfors.parfor.internal_prange(bins + 1):
             if i == bins:
                 edges[i] = edge(last)
-            elif step == 0:
+            elif step == compute(0):
                 edges[i] = edge(compute(i) / compute(bins) * delta + first)
             else:
                 edges[i] = edge(compute(i) * step + first)
@@ -352,8 +355,7 @@ def histogram_factory(counts_type, edges_type, compute, edge):
         for index in numba.pndindex(a.shape):
             x = edge(a[index])
             if x >= low and x <= high:
-                b = min(int((np.float64(x) - np.float64(low)) / (np.float64(high) - np.float64(low))
-                            * bins), bins - 1)
+                b = min(int((x - low) / (high - low) * edge(bins)), bins - 1)
                 if x < edges[b]:
                     b -= 1
                 elif x >= edges[b + 1] and b != bins - 1:
@@ -403,7 +405,11 @@ def _histogram(a, bins=10, range=None):
                                      and all(isinstance(v, types.Number) for v in range)))):
         return None
     edge = a.dtype if isinstance(a.dtype, types.Float) else types.float64
-    compute = a.dtype if isinstance(a.dtype, types.Float) and not range_given else types.float64
+    # np.linspace's: the range's float type (float32 where Python floats are,
+    # on a device without fp64), else float64 (ints, mixed)
+    compute = (a.dtype if not range_given
+               else range[0] if range[0] == range[1] and isinstance(range[0], types.Float)
+               else types.float64) if isinstance(a.dtype, types.Float) else types.float64
     array_class = type(a)
     edge_dtype, compute_dtype = (numpy_support.as_dtype(t).type for t in (edge, compute))
     return _histogram_factory(range_given)(array_class(types.intp, 1, "C"),
