@@ -140,15 +140,29 @@ def check_float_support(module: ir.Module, target: Target) -> None:
         op, value_type, aspect, where = next(
             (use for use in located if use[3] is not None and use[0] is not kernel),
             located[0])
+        float_type = _element_type(value_type)
+        what = _FLOAT_USES.get(op.name, "").format(float_type)
         raise UnsupportedError(
-            f"kernel '{symbol_name(kernel)}' uses {_element_type(value_type)} ({op.name}"
-            + (f" at {where}" if where else "") + f"), but {target.name} has no {aspect}"
-            + _FP64_ADVICE * (aspect == "fp64"))
+            f"kernel '{symbol_name(kernel)}' uses {float_type} ("
+            + (f"{what}: " if what else "") + op.name + (f" at {where}" if where else "")
+            + f"), but {target.name} has no {aspect}" + _FP64_ADVICE * (aspect == "fp64"))
 
 
 def _element_type(value_type: ir.Type) -> ir.Type:
     return value_type.element_type if isinstance(value_type, ir.ShapedType) else value_type
 
+
+# the construct of the user's code that an op using a missing float type comes from
+_FLOAT_USES = {
+    "gpu.func": "an {} argument, an array or number from outside the loop",
+    "arith.extf": "a value widened to {}",
+    "arith.sitofp": "an integer converted to {}",
+    "arith.uitofp": "an integer converted to {}",
+    "arith.constant": "an {} constant",
+    "memref.alloca": "an {} array made in the loop",
+    "memref.load": "an {} array element read",
+    "memref.store": "an {} array element written",
+}
 
 # what to change, for code that needs float64 where there is none
 _FP64_ADVICE = ("; Python floats are float32 there, but float64 arrays, np.float64(...) "
