@@ -482,6 +482,37 @@ def test_kernels_become_ptx(case):
     assert ("bar.sync" in ptx) == waits
 
 
+def _as_float32(nbtype: numba.types.Type) -> numba.types.Type:
+    if isinstance(nbtype, numba.types.Array) and nbtype.dtype == _F64:
+        return nbtype.copy(dtype=_F32)
+    return _F32 if nbtype == _F64 else nbtype
+
+
+# the kernels that compute in float64 whatever their arguments: each refusal's line
+# (its float64 local or private array's first use)
+_FLOAT64_SCRATCH = {"local_memory_barrier": "partial[local] = a[i]",
+                    "barrier_over_a_range": "tile[local] = a[i]",
+                    "private_array_device_function": "total = 0.0"}
+
+
+@pytest.mark.parametrize("case", [name for name, case in CASES.items() if case.compiles])
+def test_float32_kernels_compile_for_gpus_without_fp64(case, monkeypatch):
+    """With float32 for float64 arguments, as on an Arc GPU (dg2, no fp64):
+    every kernel compiles for it (conftest builds each with ocloc), but those
+    whose own arrays are float64, which are refused naming the line."""
+    monkeypatch.setenv("XPUC_FP64", "0")
+    kernel, argtypes, ndim = CASES[case].compiles
+    argtypes = tuple(map(_as_float32, argtypes))
+    if case not in _FLOAT64_SCRATCH:
+        assert kernel.compile(argtypes, ndim, "dg2").lowered.spirv
+        return
+    with pytest.raises(xpuc.UnsupportedError) as refused:
+        kernel.compile(argtypes, ndim, "dg2")
+    source = open(__file__).read().splitlines()
+    line = next(n for n, text in enumerate(source, 1) if _FLOAT64_SCRATCH[case] in text)
+    assert f"{__file__}:{line}), but dg2 has no fp64" in str(refused.value)
+
+
 @pytest.mark.parametrize("global_size, shape", [
     ((1000,), (250,)), ((1_000_003,), (1,)), ((8, 12), (8, 12)), ((4096, 4096), (1, 256)),
     ((3, 5, 7), (3, 5, 7)),
