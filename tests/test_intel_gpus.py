@@ -251,6 +251,13 @@ def integer_division(a):
         a[i] = i / a.shape[0]
 
 
+def float64_scratch(a):
+    for i in numba.prange(a.shape[0]):
+        pair = np.zeros(2)
+        pair[0] = a[i]
+        a[i] = pair[0] * 2
+
+
 @pytest.mark.parametrize("function, dtype, text, construct", [
     (float64_array, np.float64, "return a * 2.0",
      "uses f64 (an f64 argument, an array or number from outside the loop: gpu.func at"),
@@ -258,6 +265,8 @@ def integer_division(a):
      "uses f64 (a value widened to f64: arith.extf at"),
     (integer_division, np.float32, "i / a.shape[0]",
      "uses f64 (an integer converted to f64: arith.sitofp at"),
+    (float64_scratch, np.float32, "pair = np.zeros(2)",
+     "uses f64 (an f64 array made in the loop: memref.alloca at"),
 ])
 def test_float64_is_refused_before_any_build(no_fp64, function, dtype, text, construct):
     xpuc.reset_stats()

@@ -7,6 +7,7 @@ so that an error in any later stage names the user's file and line."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,12 +22,16 @@ class Value:
     type: ScalarType
 
 
+_LOCATED = re.compile(r' loc\("(?:[^"\\]|\\.)*":\d+:\d+\)$')  # as location_literal writes it
+
+
 def located(line: str, location: str | None) -> str:
     """``line`` with ``location`` appended if the line ends an op: not a block
     label (``^bb0(...):``), not a line opening a region (``... {``, ``} else {``);
-    a region's closing ``}`` ends its op."""
+    a region's closing ``}`` ends its op. A line located already keeps its own."""
     text = line.rstrip()
-    if location is None or text.endswith(("{", ":")) or text.lstrip().startswith("^"):
+    if (location is None or text.endswith(("{", ":")) or text.lstrip().startswith("^")
+            or _LOCATED.search(text)):
         return line
     return f"{text} {location}"
 

@@ -141,7 +141,9 @@ def check_float_support(module: ir.Module, target: Target) -> None:
             (use for use in located if use[3] is not None and use[0] is not kernel),
             located[0])
         float_type = _element_type(value_type)
-        what = _FLOAT_USES.get(op.name, "").format(float_type)
+        # a rank-0 alloca is a variable's slot (translation.py), not an array
+        scalar_slot = isinstance(value_type, ir.MemRefType) and value_type.rank == 0
+        what = _FLOAT_USES.get("variable" if scalar_slot else op.name, "").format(float_type)
         raise UnsupportedError(
             f"kernel '{symbol_name(kernel)}' uses {float_type} ("
             + (f"{what}: " if what else "") + op.name + (f" at {where}" if where else "")
@@ -160,6 +162,7 @@ _FLOAT_USES = {
     "arith.uitofp": "an integer converted to {}",
     "arith.constant": "an {} constant",
     "memref.alloca": "an {} array made in the loop",
+    "variable": "an {} variable",
     "memref.load": "an {} array element read",
     "memref.store": "an {} array element written",
 }

@@ -22,6 +22,7 @@ from numba.core import ir, types
 from numba.np import numpy_support
 
 from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref, spirv
+from ...dialects.builder import located
 from ...errors import UnsupportedError
 from ..inplace_operators import stores_where_read
 from ..literal_arguments import request_literal_arguments
@@ -197,14 +198,16 @@ def allocate_array(t: Translation, target: ir.Var, shape: tuple[int, ...], what:
     dtype = scalar_type(element_type.underlying_float if is_complex else element_type, what, loc)
     elements = max(math.prod(shape), 1) * (2 if is_complex else 1)
     name = t.b.fresh()
+    # made in the entry block, at the line that makes the array (a refusal names it)
     if storage == "Workgroup":
         array_type = spirv.array_pointer_type(dtype, elements, storage)
         symbol = f"@local{len(t.variables)}"
         t.variables.append(f"spirv.GlobalVariable {symbol} : {array_type}")
-        t.allocas.append(f"{name} = spirv.mlir.addressof {symbol} : {array_type}")
+        t.allocas.append(located(f"{name} = spirv.mlir.addressof {symbol} : {array_type}",
+                                 t.b.location))
     else:
         array_type = f"memref<{elements}x{dtype.storage}, #spirv.storage_class<{storage}>>"
-        t.allocas.append(f"{name} = memref.alloca() : {array_type}")
+        t.allocas.append(located(f"{name} = memref.alloca() : {array_type}", t.b.location))
     dims = tuple(t.b.index_constant(n) for n in shape)
     return ArrayValue(target.name, name, dtype, dims, memref_type=array_type, is_complex=is_complex,
                       storage=storage if storage == "Workgroup" else None)
