@@ -201,6 +201,28 @@ def test_float_calls_and_numpy_float_constants_are_float32(no_fp64):
     np.testing.assert_array_equal(out, np.arange(10, dtype=np.float32) / 4)
 
 
+def nearest_centers(points, centers, labels):
+    """kmeans' (dpbench's numba-mlir program): ``minor = -1``, then float32."""
+    for i in numba.prange(points.shape[0]):
+        minor = -1
+        for c in range(centers.shape[0]):
+            distance = np.sqrt((points[i, 0] - centers[c, 0]) * (points[i, 0] - centers[c, 0]))
+            if minor > distance or minor == -1:
+                minor = distance
+                labels[i] = c
+
+
+def test_an_int_a_variable_holds_beside_float32_is_float32(no_fp64):
+    points = np.random.default_rng(6).random((300, 2), dtype=np.float32)
+    centers = np.random.default_rng(7).random((9, 2), dtype=np.float32)
+    labels = np.zeros(300, np.int64)
+    function = xpuc.jit(nearest_centers)
+    launched(function, points, centers, labels)
+    np.testing.assert_array_equal(
+        labels, np.abs(points[:, None, 0] - centers[None, :, 0]).argmin(1))
+    assert "f64" not in function.inspect_mlir("spirv")
+
+
 def histograms(a, bins):
     """azimint_hist's histogram (dpbench), and one of a given range."""
     return np.histogram(a, bins), np.histogram(a, bins, range=(0.25, 0.75))

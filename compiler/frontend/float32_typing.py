@@ -126,7 +126,8 @@ class WeakIntLiterals(FunctionPass):
     value or array (Numba would compute the pair in float64, NumPy 2 in
     float32, a Python int being weak), as typing the function finds them,
     before it is typed for good: a literal becomes a float32 constant, an int
-    variable (``j * dx``, ``a[i] * n``) is converted where it is used."""
+    variable (``j * dx``, ``a[i] * n``) is converted where it is used; and
+    each int literal a variable is assigned beside float32 values."""
 
     _name = "xpuc_weak_int_literals"
 
@@ -162,6 +163,7 @@ class WeakIntLiterals(FunctionPass):
                             literals.append(const)
                         elif isinstance(typing.typemap.get(operand.name), types.Integer):
                             conversions.append((block, stmt, side))
+            literals += _ints_beside_float32(func_ir, typing.typemap)
             if not literals and not conversions:
                 break
             for const in literals:
@@ -171,6 +173,47 @@ class WeakIntLiterals(FunctionPass):
             func_ir._definitions = build_definitions(func_ir.blocks)
             changed = True
         return changed
+
+
+def _ints_beside_float32(func_ir: ir.FunctionIR, typemap: dict) -> list[ir.Const]:
+    """The int literals that a variable is assigned where it is assigned float32
+    values too (``d = -1``, later ``d = distance`` in a loop): Numba unifies
+    them, at the phis of its SSA form, to float64; a Python variable holds the
+    float32. The phis of one variable take each other (a loop's) besides."""
+    phis = {stmt.target.name: stmt.value for block in func_ir.blocks.values()
+            for stmt in block.find_insts(ir.Assign)
+            if isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi"}
+    # an int read elsewhere too (``k = d``, an index) stays an int
+    read_elsewhere = {var.name for block in func_ir.blocks.values() for stmt in block.body
+                      if not (isinstance(stmt, ir.Assign) and stmt.target.name in phis)
+                      for var in stmt.list_vars()
+                      if not (isinstance(stmt, ir.Assign) and var is stmt.target)}
+    found, seen = [], set()
+    for start in phis:
+        if start in seen or typemap.get(start) != types.float64:
+            continue
+        # the phis joined to this one, and what else they take
+        web, pending, ints, floats, others = set(), [start], [], False, False
+        while pending:
+            name = pending.pop()
+            if name in web:
+                continue
+            web.add(name)
+            for value in phis[name].incoming_values:
+                definition = _single_definition(func_ir, value)
+                if value.name in phis:
+                    pending.append(value.name)
+                elif (isinstance(definition, ir.Const) and type(definition.value) is int
+                      and value.name not in read_elsewhere):
+                    ints.append(definition)
+                elif typemap.get(value.name) == types.float32:
+                    floats = True
+                else:
+                    others = True
+        seen |= web
+        if ints and floats and not others:
+            found += ints
+    return found
 
 
 def _convert_to_float32(block: ir.Block, stmt: ir.Assign, side: str) -> None:
