@@ -124,12 +124,10 @@ def _keyed_cupy_argument(value: object) -> KeyedArgument | None:
     its ``__cuda_array_interface__`` says, without the dict CuPy builds at each
     read (with its dtype's ``descr``, made by NumPy in Python), which cost
     more than the rest of keying a call. What cannot change of the array is
-    read once (``_cupy_arrays``), from its second keying on; its shape and
-    strides, and CuPy's current stream, at each call."""
+    read once (``_cupy_arrays``); its shape and strides, and CuPy's current
+    stream, at each call."""
     shape, byte_strides = value.shape, value.strides
     known = _cupy_arrays.get(id(value))
-    if known is None and not _met_before(value):
-        return _keyed_once(value, shape, byte_strides)
     if known is None or known.shape != shape or known.byte_strides != byte_strides or (
             known() is not value):
         known = _read_cupy_array(value, shape, byte_strides, known)
@@ -140,40 +138,6 @@ def _keyed_cupy_argument(value: object) -> KeyedArgument | None:
     argument = known.argument
     return (known.device, cupy_stream(), known.typestr, len(shape), argument.layout,
             False), argument
-
-
-def _keyed_once(value: object, shape: tuple[int, ...], byte_strides: tuple[int, ...]
-                ) -> KeyedArgument | None:
-    """``_keyed_cupy_argument`` of an array keyed for the first time, kept by
-    nothing (the argument holds the array)."""
-    dtype, memory = value.dtype, value.data
-    layout = _layout_of(value, dtype.itemsize, shape, byte_strides)
-    if layout is None:
-        return None
-    argument = CudaArrayArgument(value, memory.ptr if value.size else 0, shape, *layout, dtype,
-                                 False)
-    return (memory.device_id, cupy_stream(), dtype.str, len(shape), argument.layout,
-            False), argument
-
-
-# id() -> a weak reference, of the CuPy arrays keyed once and not kept yet: an
-# array is kept (_cupy_arrays) from its second keying on, so that one made for
-# a single call costs no entry, made and dropped (2.2 us an array on an H100's
-# host). A dead array's id, soon another's, is told apart by the reference.
-_met_once: dict[int, weakref.ref] = {}
-_MET_ONCE_HELD = 64  # then forgotten at once: a loop's arrays are met again soon
-
-
-def _met_before(value: object) -> bool:
-    """Whether ``value`` was keyed before (and not kept); if not, remember it."""
-    number = id(value)
-    met = _met_once.pop(number, None)
-    if met is not None and met() is value:
-        return True
-    if len(_met_once) >= _MET_ONCE_HELD:
-        _met_once.clear()
-    _met_once[number] = weakref.ref(value)
-    return False
 
 
 def cupy_stream() -> int:
@@ -225,27 +189,19 @@ def _read_cupy_array(value: object, shape: tuple[int, ...], byte_strides: tuple[
         pointer, device = (memory.ptr if value.size else 0), memory.device_id
     else:
         dtype, pointer, device = known.argument.dtype, known.argument._pointer, known.device
-    layout = _layout_of(value, dtype.itemsize, shape, byte_strides)
-    if layout is None:
+    if value.flags.c_contiguous:
+        strides = None
+    elif any(s % dtype.itemsize for s in byte_strides):
         return None
+    else:
+        strides = tuple(s // dtype.itemsize for s in byte_strides)
     known = KnownCupyArray(value, _forget)
     known.number, known.device, known.typestr = id(value), device, dtype.str
     known.shape, known.byte_strides, known.again = shape, byte_strides, False
-    known.argument = CudaArrayArgument(weakref.ref(value), pointer, shape, *layout, dtype, False)
+    known.argument = CudaArrayArgument(weakref.ref(value), pointer, shape,
+                                       *_strides_and_layout(shape, strides), dtype, False)
     _cupy_arrays[known.number] = known
     return known
-
-
-def _layout_of(value: object, itemsize: int, shape: tuple[int, ...],
-               byte_strides: tuple[int, ...]) -> tuple[tuple[int, ...], str] | None:
-    """The strides (elements) and layout of CuPy array ``value``; None for
-    strides that are not whole elements (placement refuses the array, saying
-    so)."""
-    if value.flags.c_contiguous:
-        return _strides_and_layout(shape, None)
-    if any(s % itemsize for s in byte_strides):
-        return None
-    return _strides_and_layout(shape, tuple(s // itemsize for s in byte_strides))
 
 
 # The classes of the CUDA arrays placement has met (cupy.ndarray,
