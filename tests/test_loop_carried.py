@@ -334,3 +334,114 @@ def test_other_hyperplanes_unchanged_give_the_sequential_answer(fn, make, k, mon
     np.testing.assert_array_equal(a, expected)
     with pytest.raises(xpuc.UnsupportedError, match=r"'a\[(:, )?k\]'.*order the iterations"):
         offload(fn, make() + 1.0, k)
+
+
+# ---- a hyperplane at an index the same in every iteration, computed in the body ----
+
+@xpuc.jit
+def eliminate_below_previous_pivot(A):
+    # pivot row k - 1, as a loop counted from 1 writes it
+    n = A.shape[0]
+    for k in range(1, n):
+        for i in nb.prange(k, n):
+            f = A[i, k - 1] / A[k - 1, k - 1]
+            A[i, :] -= f * A[k - 1, :]
+
+
+@xpuc.jit
+def eliminate_above_last_pivots(A):
+    # Gauss–Jordan's upward sweep: pivot row n - 1 - k, from the last
+    n = A.shape[0]
+    for k in range(n - 1):
+        for i in nb.prange(n - 1 - k):
+            f = A[i, n - 1 - k] / A[n - 1 - k, n - 1 - k]
+            A[i, :] = A[i, :] - f * A[n - 1 - k, :]
+
+
+@xpuc.jit
+def add_first_row(A):
+    for i in nb.prange(1, A.shape[0]):
+        A[i, :] = A[i, :] + A[0, :]
+
+
+@xpuc.jit
+def add_row_after_k(a, k):
+    for i in prange(a.shape[0]):
+        a[i, :] = a[i, :] + a[k + 1, :]
+
+
+@xpuc.jit
+def add_previous_row(a):
+    for i in prange(1, a.shape[0]):
+        a[i, :] = a[i, :] + a[i - 1, :]
+
+
+@xpuc.jit
+def add_row_chosen_by_array(a, rows):
+    for i in prange(a.shape[0]):
+        a[i, :] = a[i, :] + a[rows[0], :]
+
+
+@xpuc.jit
+def add_rows_of_a_serial_loop(a):
+    for i in prange(a.shape[0]):
+        for j in range(2):
+            a[i, :] = a[i, :] + a[j + 1, :]
+
+
+def _run(fn, arrays: str, a: np.ndarray, *args) -> np.ndarray:
+    if arrays == "dpnp":
+        return _on_dpnp(fn, a, *args)
+    a = a.copy()
+    offload(fn, a, *args)
+    return a
+
+
+@pytest.mark.parametrize("fn, tri", [(eliminate_below_previous_pivot, np.tril),
+                                     (eliminate_above_last_pivots, np.triu)],
+                         ids=["A[k - 1, :]", "A[n - 1 - k, :]"])
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_elimination_with_a_pivot_row_computed_in_the_body(fn, tri, arrays, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    A = np.random.default_rng(11).random((24, 24)) + 24 * np.eye(24)
+    expected = A.copy()
+    fn.py_func(expected)
+    got = _run(fn, arrays, A)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    np.testing.assert_allclose(tri(got, -1 if tri is np.tril else 1), 0, atol=1e-12)
+
+
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_a_constant_row_read_by_all_iterations(arrays, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    A = np.arange(48.0).reshape(6, 8)
+    got = _run(add_first_row, arrays, A)
+    np.testing.assert_array_equal(got, np.vstack([A[:1], A[1:] + A[0]]))
+
+
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_a_changed_row_at_a_computed_index_raises_naming_the_line(arrays, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    a = np.arange(128.0).reshape(16, 8)
+    a[4] = 0.0  # iteration 4 adds zeros to row k + 1: unchanged, no error
+    np.testing.assert_array_equal(_run(add_row_after_k, arrays, a, 3), a + a[4])
+    with pytest.raises(xpuc.UnsupportedError) as error:
+        _run(add_row_after_k, arrays, np.ones((16, 8)), 3)
+    message = str(error.value)
+    assert f"{_line_of(add_row_after_k, 'a[i, :] = a[i, :] + a[k + 1, :]')}: " in message
+    assert "'a[k + 1, :]'" in message and "order the iterations run in" in message
+    assert "$" not in message and "xpuc/" not in message
+
+
+@pytest.mark.parametrize("fn, args, line", [
+    (add_previous_row, (), "a[i - 1, :]"),
+    (add_row_chosen_by_array, (np.array([2]),), "a[rows[0], :]"),
+    (add_rows_of_a_serial_loop, (), "a[j + 1, :]"),
+], ids=["depends on i", "depends on an element", "depends on a serial loop"])
+def test_a_row_index_not_the_same_in_every_iteration_is_refused(fn, args, line):
+    with pytest.raises(xpuc.UnsupportedError) as error:
+        offload(fn, np.ones((8, 8)), *args)
+    message = str(error.value)
+    assert _line_of(fn, line) in message and "'a'" in message
+    assert "loop-carried dependence" in message
+    assert "$" not in message and "xpuc/" not in message

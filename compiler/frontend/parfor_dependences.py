@@ -21,13 +21,20 @@ One kind of read beyond the iteration's own is allowed: Floyd–Warshall's
 elimination's ``A[i, :] = A[i, :] - f * A[k, :]`` read, in every iteration,
 the hyperplane ``path[k]``: the elements at an index from outside the loop
 (``k``) at a dimension the writes own, which only the iteration owning it
-(``i == k``) may write. Where every read of the array is the iteration's own
-or such a hyperplane, and an iteration stores each element at most once
-(``_stored_once``), the host keeps a copy of each hyperplane before the
-launch and compares it, bit for bit, after (shared_hyperplanes.py). Unchanged,
-its elements never changed while the loop ran (each stored once, with the bits
-it held), so every iteration read what it reads in the sequential loop, before
-or after its owner: the answer is the sequential one. Changed, the call raises
+(``i == k``) may write. The index may be any expression whose value is the
+same in every iteration: a constant (``A[0, :]``), or integer variables from
+outside the loop and constants under ``+``, ``-`` and ``*`` (``A[k + 1, :]``,
+``A[n - 1 - k, :]``), computed in the body or before it; the host computes it
+again, as a polynomial of those variables (IterationOwnership.invariants).
+One that depends on the loop's index or on memory stays refused.
+
+Where every read of the array is the iteration's own or such a hyperplane,
+and an iteration stores each element at most once (``_stored_once``), the
+host keeps a copy of each hyperplane before the launch and compares it, bit
+for bit, after (shared_hyperplanes.py). Unchanged, its elements never changed
+while the loop ran (each stored once, with the bits it held), so every
+iteration read what it reads in the sequential loop, before or after its
+owner: the answer is the sequential one. Changed, the call raises
 UnsupportedError naming the read's line: the answer would depend on the order
 the iterations run in.
 
@@ -48,6 +55,7 @@ from numba.parfors.parfor import Parfor, unwrap_parfor_blocks, wrap_parfor_block
 
 from ..errors import UnsupportedError
 from .parfor_updates import (
+    FrozenPolynomial,
     IterationOwnership,
     OwnedItem,
     body_statements,
@@ -65,12 +73,12 @@ _METADATA_CALLS = {len, array_analysis.assert_equiv}
 class _Access:
     """A read or a write of an array from outside the body: where, the
     items of its index that are the iteration's own, by dimension, and the
-    items that are variables from outside the loop (their names), by
-    dimension."""
+    items whose value is the same in every iteration (as polynomials of
+    variables from outside the loop), by dimension."""
     loc: ir.Loc
     writes: bool
     owned: frozenset[tuple[int, OwnedItem]]
-    invariant: frozenset[tuple[int, str]] = frozenset()
+    invariant: frozenset[tuple[int, FrozenPolynomial]] = frozenset()
 
     def owners(self) -> set[str]:
         """The parfor indices that own one of the access's dimensions."""
@@ -80,13 +88,13 @@ class _Access:
 @dataclass(frozen=True)
 class ReadHyperplane:
     """The elements of ``array`` whose index at ``axis`` is the value of
-    ``index`` (an integer variable from outside the loop), which every
-    iteration may read and the one that owns them may write: the host
-    compares them before and after the loop and raises ``message`` where
-    they changed (shared_hyperplanes.py)."""
+    ``index`` (a polynomial of integer variables from outside the loop, the
+    same in every iteration), which every iteration may read and the one
+    that owns them may write: the host compares them before and after the
+    loop and raises ``message`` where they changed (shared_hyperplanes.py)."""
     array: str
     axis: int
-    index: str
+    index: FrozenPolynomial
     message: str
 
 
@@ -161,11 +169,11 @@ def _loop_carried(t: Translation, accesses: dict[str, list[_Access]]
 
 
 def _hyperplanes_read(t: Translation, array: str, writes: list[_Access], reads: list[_Access]
-                      ) -> list[tuple[int, str, _Access]] | None:
+                      ) -> list[tuple[int, FrozenPolynomial, _Access]] | None:
     """``(axis, index, read)`` of each hyperplane of ``array`` that a read
     touches beyond the iteration's own elements, where every write is owned
     by each index of the nest, every read is owned where the writes are or
-    indexed there by a variable from outside the loop, and each element is
+    indexed there by a value the same in every iteration, and each element is
     stored at most once in an iteration; None otherwise."""
     owned = frozenset.intersection(*(a.owned for a in writes))
     if not _own_indices(t) <= {item.owner for _, item in owned} or not _stored_once(t, array):
@@ -186,7 +194,7 @@ def _read_hyperplanes(t: Translation, accesses: dict[str, list[_Access]]
                       ) -> tuple[ReadHyperplane, ...]:
     """The hyperplanes that the reads of ``t``'s parfor touch beyond the
     iteration's own elements, each once."""
-    found: dict[tuple[str, int, str], ReadHyperplane] = {}
+    found: dict[tuple[str, int, FrozenPolynomial], ReadHyperplane] = {}
     for array, listed in accesses.items():
         writes = [a for a in listed if a.writes]
         reads = [a for a in listed if not a.writes]
@@ -196,14 +204,26 @@ def _read_hyperplanes(t: Translation, accesses: dict[str, list[_Access]]
             if (array, axis, index) in found:
                 continue
             ndim = t.typemap[array].ndim
-            name = user_names([index]).lstrip("$")
-            plane = ", ".join(name if k == axis else ":" for k in range(ndim))
+            plane = ", ".join(_written(index) if k == axis else ":" for k in range(ndim))
             found[array, axis, index] = ReadHyperplane(array, axis, index, (
                 f"{where(read.loc)}: '{user_names([array])}[{plane}]', which other iterations "
                 f"of the prange read here, was changed by the iteration that writes it (line "
                 f"{writes[0].loc.line}): the result would depend on the order the iterations "
                 "run in"))
     return tuple(found.values())
+
+
+def _written(polynomial: FrozenPolynomial) -> str:
+    """A polynomial as the user would write it: ``k + 1``, ``n - k - 1``."""
+    terms = sorted(polynomial, key=lambda term: (not term[0], term[1] < 0, term[0]))
+    text = ""
+    for names, k in terms:
+        factors = [user_names([name]) for name in names]
+        if abs(k) != 1 or not factors:
+            factors.insert(0, str(abs(k)))
+        sign = ("-" if k < 0 else "") if not text else (" - " if k < 0 else " + ")
+        text += sign + " * ".join(factors)
+    return text or "0"
 
 
 def _stored_once(t: Translation, array: str) -> bool:
@@ -350,12 +370,11 @@ def _access(t: Translation, ownership: IterationOwnership, indexing: object, vie
     getitem that made it), which then bounds it."""
     bound = view if view is not None else indexing
     items = ownership.items(index_of(bound)) if bound is not None else []
-    names = _index_items(t, bound) if bound is not None else []
-    outside = t.parfor.params
+    invariants = ownership.invariants(index_of(bound)) if bound is not None else []
     return _Access(stmt.loc, writes,
                    frozenset((dim, item) for dim, item in enumerate(items) if item is not None),
-                   frozenset((dim, name) for dim, name in enumerate(names) if name in outside
-                             and isinstance(t.typemap[name], types.Integer)))
+                   frozenset((dim, value) for dim, value in enumerate(invariants)
+                             if value is not None))
 
 
 def _base(t: Translation, var: ir.Var) -> tuple[str, object] | None:

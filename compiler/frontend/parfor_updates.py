@@ -41,7 +41,7 @@ import operator
 from dataclasses import dataclass
 
 import numpy as np
-from numba.core import ir
+from numba.core import ir, types
 from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
@@ -149,6 +149,8 @@ def root_variable(t: Translation, var: ir.Var) -> ir.Var:
 # an integer polynomial: each monomial (the sorted names of the variables it
 # multiplies) with its coefficient
 Polynomial = dict[tuple[str, ...], int]
+# one made hashable: its (monomial, coefficient) pairs
+FrozenPolynomial = frozenset[tuple[tuple[str, ...], int]]
 
 _POLYNOMIAL_OPERATORS = {operator.add: 1, operator.iadd: 1, operator.sub: -1, operator.isub: -1,
                          operator.mul: 0, operator.imul: 0}  # the sign of a sum's term, or 0
@@ -162,7 +164,7 @@ class OwnedItem:
     touches through that value."""
 
     owner: str  # the loop's index variable
-    value: frozenset[tuple[tuple[str, ...], int]]  # the item as a polynomial
+    value: FrozenPolynomial  # the item as a polynomial
 
 
 class IterationOwnership:
@@ -188,12 +190,29 @@ class IterationOwnership:
     def items(self, index: object) -> list[OwnedItem | None]:
         """Each item of ``index`` (a getitem's or setitem's index: one, or a
         tuple's), as owned, or None."""
+        return [self._owned(item) for item in self._index_items(index)]
+
+    def invariants(self, index: object) -> list[FrozenPolynomial | None]:
+        """Each item of ``index`` as a polynomial of integer variables from
+        outside the loop when its value is the same in every iteration
+        (constants, such variables and ``+``, ``-``, ``*`` of them, copies
+        followed: ``k + 1``, ``n - 1 - k``, ``0``), or None."""
+        found: list[FrozenPolynomial | None] = []
+        for item in self._index_items(index):
+            polynomial = self._polynomial(item)
+            names = {name for names in polynomial or () for name in names}
+            found.append(frozenset(polynomial.items()) if polynomial is not None and all(
+                name in self.t.parfor.params and name not in self.assignments
+                and isinstance(self.t.typemap[name], types.Integer) for name in names)
+                else None)
+        return found
+
+    def _index_items(self, index: object) -> list[ir.Var]:
         if not isinstance(index, ir.Var):
             return []
         definition = self.t.definition(root_variable(self.t, index))
-        items = definition.items if (isinstance(definition, ir.Expr)
-                                     and definition.op == "build_tuple") else [index]
-        return [self._owned(item) for item in items]
+        return definition.items if (isinstance(definition, ir.Expr)
+                                    and definition.op == "build_tuple") else [index]
 
     def owners(self, index: object) -> set[str]:
         """The parfor indices by which some item of ``index`` is the iteration's own."""

@@ -10,8 +10,9 @@ sequential copy of the parfor) they are copied again and compared element by
 element, bit for bit (a NaN equals itself), and where one differs the call
 raises UnsupportedError: the iteration that owns the hyperplane changed what
 the others read. The cost is two copies of the hyperplane and one pass over
-it on the host, no kernel. An index out of the array's range (the loop then
-reads no element there) is checked for nothing.
+it on the host, no kernel. The host computes the index from its polynomial
+in the function's variables, as the body does. An index out of the array's
+range (the loop then reads no element there) is checked for nothing.
 """
 
 from __future__ import annotations
@@ -84,8 +85,7 @@ def _extent(lowerer, plane: ReadHyperplane) -> tuple[llvm.Value, llvm.Value, lis
     array = context.make_array(nbtype)(context, builder, value=lowerer.loadvar(plane.array))
     shape = cgutils.unpack_tuple(builder, array.shape, nbtype.ndim)
     strides = cgutils.unpack_tuple(builder, array.strides, nbtype.ndim)
-    index = context.cast(builder, lowerer.loadvar(plane.index),
-                         lowerer.fndesc.typemap[plane.index], types.int64)
+    index = _index_value(lowerer, plane)
     extent = shape[plane.axis]
     index = builder.select(builder.icmp_signed("<", index, I64(0)),
                            builder.add(index, extent), index)
@@ -105,6 +105,20 @@ def _extent(lowerer, plane: ReadHyperplane) -> tuple[llvm.Value, llvm.Value, lis
     nbytes = builder.select(holds, builder.sub(high, low), I64(0))
     return (start, nbytes, [shape[axis] for axis in others], [strides[axis] for axis in others],
             builder.sub(I64(0), low))
+
+
+def _index_value(lowerer, plane: ReadHyperplane) -> llvm.Value:
+    """The i64 value of the hyperplane's index, its polynomial evaluated in
+    the function's variables, wrapping as Numba's int64 arithmetic does."""
+    context, builder = lowerer.context, lowerer.builder
+    value = I64(0)
+    for names, coefficient in plane.index:
+        term = I64((coefficient + 2**63) % 2**64 - 2**63)
+        for name in names:
+            term = builder.mul(term, context.cast(builder, lowerer.loadvar(name),
+                                                  lowerer.fndesc.typemap[name], types.int64))
+        value = builder.add(value, term)
+    return value
 
 
 def _at_least_one(lowerer, nbytes: llvm.Value) -> llvm.Value:
