@@ -743,9 +743,6 @@ COMPUTED_ARRAY_REFUSALS = [
     (view_of_an_array_expression, ((3, 4), 3), 3,
      "an array computed in a parfor body where it is read (a product with a matrix, an array "
      "expression, a copy) indexed with anything but one integer per dimension", True),
-    (add_shifted_rows, ((3, 4), (3, 4)), 2,  # lengths of two slices apart
-     "the sizes of a slice and a slice in a parfor body, which xpuc cannot compare before "
-     "the launch", False),
     (copy_of_a_written_array, ((3, 4), 3), 2,
      ".copy() of 'x' in a parfor body: xpuc copies only real arrays from outside the loop "
      "that it does not write", True),
@@ -850,6 +847,81 @@ def test_slice_store_as_memmove_on_views_of_negative_stride(function):
     assert xpuc.stats()["kernel_launches"] > 0
     assert np.array_equal(on_numpy, expected)
     assert np.array_equal(dpnp.asnumpy(on_usm), expected)
+
+
+# ---- slices of a row with other bounds: their lengths compared by the host ----------
+
+
+def copy_within_rows(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[2:5] = row[0:3]
+    return x
+
+
+def copy_within_rows_at(x, k):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[k + 1:k + 4] = row[k:k + 3]
+    return x
+
+
+def tail_to_head(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[:3] = row[5:]
+    return x
+
+
+def copy_of_fewer_elements(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[2:5] = row[0:2]
+    return x
+
+
+def copy_at_an_element(x, at):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[0:3] = row[at[0]:at[0] + 3]
+    return x
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+@pytest.mark.parametrize("function, args", [
+    (copy_within_rows, ()), (copy_within_rows_at, (2,)), (copy_within_rows_at, (-6,)),
+    (tail_to_head, ()), (add_shifted_rows, (np.arange(32.0).reshape(4, 8) + 1.0,))],
+    ids=["row[2:5] = row[0:3]", "row[k + 1:k + 4] = row[k:k + 3]", "negative k",
+         "row[:3] = row[5:]", "x[i, 1:] += y[i, :-1] * 2.0"])
+def test_slices_of_a_row_with_other_bounds_as_numpy(function, args, inputs):
+    """Each length is a slice of a dimension of an array from outside the
+    loop with bounds the same in every iteration: the host compares them
+    before the launch; views of one row overlap, and the store is ordered as
+    ``memmove``."""
+    check_offloaded(function, np.arange(32.0).reshape(4, 8), *args, inputs=inputs)
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+@pytest.mark.parametrize("function, args, offset", [
+    (copy_of_fewer_elements, (), 3), (copy_within_rows_at, (6,), 3),
+    (add_shifted_rows, (np.ones((4, 9)),), 2)],
+    ids=["row[2:5] = row[0:2]", "clipped at the row's end", "rows of other arrays"])
+def test_slices_of_different_lengths_raise_before_the_launch(function, args, offset, inputs):
+    """Where NumPy raises ValueError, the host raises Numba's AssertionError
+    naming the line, and nothing is launched."""
+    with pytest.raises(AssertionError) as error:
+        run_on_device(function, np.arange(32.0).reshape(4, 8), *args, inputs=inputs)
+    assert str(error.value) == (f"{__file__}:{function.__code__.co_firstlineno + offset}: "
+                                "sizes of a slice and a slice do not match")
+    assert xpuc.stats()["kernel_launches"] == 0
+
+
+def test_a_slice_bound_read_from_an_array_is_refused():
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        run_on_device(copy_at_an_element, np.ones((4, 8)), np.array([1]), inputs="numpy")
+    assert str(refusal.value).startswith(
+        f"{__file__}:{copy_at_an_element.__code__.co_firstlineno + 3}: the sizes of a slice and "
+        "a slice in a parfor body, which xpuc cannot compare before the launch")
 
 
 def shift_planes(x):

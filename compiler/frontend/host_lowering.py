@@ -25,8 +25,8 @@ from .literal_arguments import arguments_of
 from .parfor_reductions import Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
-from .shared_hyperplanes import check_hyperplanes, copy_hyperplanes
-from .translation import KernelParam, composite_of, scalar_items
+from .shared_hyperplanes import check_hyperplanes, copy_hyperplanes, polynomial_value
+from .translation import KernelParam, SliceLength, composite_of, scalar_items
 from .user_locations import refused_as_user_code
 from .usm import USMArray
 
@@ -107,8 +107,17 @@ class _HostEmitter:
             with cgutils.if_unlikely(b, b.icmp_signed("!=", first, second)):
                 self.context.call_conv.return_user_exc(b, check.exception, (check.message,))
 
-    def size(self, param: KernelParam) -> llvm.Value:
-        """The i64 value of an array's dimension or an integer parameter."""
+    def size(self, param: KernelParam | SliceLength) -> llvm.Value:
+        """The i64 value of an array's dimension or an integer parameter, or
+        of the length of a slice of a dimension, its bounds clipped as
+        Python clips them (as Numba's ``wrap_index`` does in the body)."""
+        if isinstance(param, SliceLength):
+            b, extent = self.builder, self.size(param.extent)
+            start, stop = (default if bound is None else _clipped(
+                b, polynomial_value(self.lowerer, bound), extent)
+                for bound, default in ((param.start, I64(0)), (param.stop, extent)))
+            length = b.sub(stop, start)
+            return b.select(b.icmp_signed("<", length, I64(0)), I64(0), length)
         nbtype = self.typemap[param.var]
         if param.kind == "dim":
             return cgutils.unpack_tuple(self.builder, self.array(param.var).shape,
@@ -396,6 +405,14 @@ class _HostEmitter:
         for name, value in zip(composite_of(nbtype).PARTS, parts):
             setattr(made, name, value)
         return made._getvalue()
+
+
+def _clipped(b: llvm.IRBuilder, bound: llvm.Value, extent: llvm.Value) -> llvm.Value:
+    """A slice's bound within ``[0, extent]``, counted from the end where negative."""
+    from_end = b.add(bound, extent)
+    return b.select(b.icmp_signed("<", bound, I64(0)),
+                    b.select(b.icmp_signed("<", from_end, I64(0)), I64(0), from_end),
+                    b.select(b.icmp_signed(">", bound, extent), extent, bound))
 
 
 def _launching_thread_count() -> int:

@@ -55,7 +55,6 @@ from numba.parfors.parfor import Parfor, unwrap_parfor_blocks, wrap_parfor_block
 
 from ..errors import UnsupportedError
 from .parfor_updates import (
-    FrozenPolynomial,
     IterationOwnership,
     OwnedItem,
     body_statements,
@@ -63,7 +62,7 @@ from .parfor_updates import (
     reads_metadata,
     root_variable,
 )
-from .translation import Translation, index_of, user_names, where
+from .translation import FrozenPolynomial, Translation, index_of, user_names, where
 
 # calls that read an array's shape, no element
 _METADATA_CALLS = {len, array_analysis.assert_equiv}

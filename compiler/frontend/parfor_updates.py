@@ -46,6 +46,7 @@ from numba.parfors.parfor import Parfor
 
 from ..errors import UnsupportedError
 from .translation import (
+    FrozenPolynomial,
     SharedUpdate,
     Translation,
     constant_value,
@@ -149,8 +150,6 @@ def root_variable(t: Translation, var: ir.Var) -> ir.Var:
 # an integer polynomial: each monomial (the sorted names of the variables it
 # multiplies) with its coefficient
 Polynomial = dict[tuple[str, ...], int]
-# one made hashable: its (monomial, coefficient) pairs
-FrozenPolynomial = frozenset[tuple[tuple[str, ...], int]]
 
 _POLYNOMIAL_OPERATORS = {operator.add: 1, operator.iadd: 1, operator.sub: -1, operator.isub: -1,
                          operator.mul: 0, operator.imul: 0}  # the sign of a sum's term, or 0
@@ -193,19 +192,21 @@ class IterationOwnership:
         return [self._owned(item) for item in self._index_items(index)]
 
     def invariants(self, index: object) -> list[FrozenPolynomial | None]:
-        """Each item of ``index`` as a polynomial of integer variables from
-        outside the loop when its value is the same in every iteration
-        (constants, such variables and ``+``, ``-``, ``*`` of them, copies
-        followed: ``k + 1``, ``n - 1 - k``, ``0``), or None."""
-        found: list[FrozenPolynomial | None] = []
-        for item in self._index_items(index):
-            polynomial = self._polynomial(item)
-            names = {name for names in polynomial or () for name in names}
-            found.append(frozenset(polynomial.items()) if polynomial is not None and all(
+        """Each item of ``index`` as ``invariant`` gives it."""
+        return [self.invariant(item) for item in self._index_items(index)]
+
+    def invariant(self, var: ir.Var) -> FrozenPolynomial | None:
+        """``var`` as a polynomial of integer variables from outside the loop
+        when its value is the same in every iteration (constants, such
+        variables and ``+``, ``-``, ``*`` of them, copies followed: ``k + 1``,
+        ``n - 1 - k``, ``0``), else None."""
+        polynomial = self._polynomial(var)
+        if polynomial is None or not all(
                 name in self.t.parfor.params and name not in self.assignments
-                and isinstance(self.t.typemap[name], types.Integer) for name in names)
-                else None)
-        return found
+                and isinstance(self.t.typemap[name], types.Integer)
+                for names in polynomial for name in names):
+            return None
+        return frozenset(polynomial.items())
 
     def _index_items(self, index: object) -> list[ir.Var]:
         if not isinstance(index, ir.Var):

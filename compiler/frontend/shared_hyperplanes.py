@@ -25,6 +25,7 @@ from numba.core import cgutils, types
 from ..errors import UnsupportedError
 from .parfor_dependences import ReadHyperplane
 from .runtime_calls import I8P, I32, I64, call_runtime
+from .translation import FrozenPolynomial
 from .usm import USMArray
 
 
@@ -85,7 +86,7 @@ def _extent(lowerer, plane: ReadHyperplane) -> tuple[llvm.Value, llvm.Value, lis
     array = context.make_array(nbtype)(context, builder, value=lowerer.loadvar(plane.array))
     shape = cgutils.unpack_tuple(builder, array.shape, nbtype.ndim)
     strides = cgutils.unpack_tuple(builder, array.strides, nbtype.ndim)
-    index = _index_value(lowerer, plane)
+    index = polynomial_value(lowerer, plane.index)
     extent = shape[plane.axis]
     index = builder.select(builder.icmp_signed("<", index, I64(0)),
                            builder.add(index, extent), index)
@@ -107,12 +108,13 @@ def _extent(lowerer, plane: ReadHyperplane) -> tuple[llvm.Value, llvm.Value, lis
             builder.sub(I64(0), low))
 
 
-def _index_value(lowerer, plane: ReadHyperplane) -> llvm.Value:
-    """The i64 value of the hyperplane's index, its polynomial evaluated in
-    the function's variables, wrapping as Numba's int64 arithmetic does."""
+def polynomial_value(lowerer, polynomial: FrozenPolynomial) -> llvm.Value:
+    """The i64 value of ``polynomial`` in the function's variables (a
+    hyperplane's index, a slice's bound), wrapping as Numba's int64
+    arithmetic does."""
     context, builder = lowerer.context, lowerer.builder
     value = I64(0)
-    for names, coefficient in plane.index:
+    for names, coefficient in polynomial:
         term = I64((coefficient + 2**63) % 2**64 - 2**63)
         for name in names:
             term = builder.mul(term, context.cast(builder, lowerer.loadvar(name),

@@ -114,15 +114,33 @@ class KernelParam:
     axis: int = 0
 
 
+# an integer polynomial of the function's variables, as its (monomial,
+# coefficient) pairs, a monomial being the sorted names it multiplies
+FrozenPolynomial = frozenset[tuple[tuple[str, ...], int]]
+
+
+@dataclass(frozen=True)
+class SliceLength:
+    """The length of ``[start:stop]`` of a dimension ``extent`` (a kernel
+    parameter), clipped as Python clips it; ``start`` and ``stop`` are the
+    same in every iteration (polynomials of variables from outside the body),
+    or None where left out."""
+
+    extent: KernelParam
+    start: FrozenPolynomial | None
+    stop: FrozenPolynomial | None
+
+
 @dataclass(frozen=True)
 class SizeCheck:
     """Two sizes the body needs equal (NumPy's and Numba's size checks, which
     a kernel cannot raise), each an array's dimension or an integer, kernel
-    parameters: the host compares them before the launch and raises
-    ``exception`` with ``message`` when they differ."""
+    parameters, or the length of a slice of a dimension: the host compares
+    them before the launch and raises ``exception`` with ``message`` when
+    they differ."""
 
-    first: KernelParam
-    second: KernelParam
+    first: KernelParam | SliceLength
+    second: KernelParam | SliceLength
     message: str
     exception: type[Exception] = AssertionError
 

@@ -14,9 +14,11 @@ kernel cannot raise, so:
 - a size check (``np.dot``'s lengths, array analysis's sizes) passes where
   the sizes are computed alike in the body (``a[j, :]`` twice, equal
   constants); where they are dimensions of arrays from outside the body
-  (``acc`` and ``a[i]``'s, ``a.shape[1]``), the host compares them before the
-  launch and raises AssertionError, as Numba's check would; anything else is
-  refused, since the body would read past the shorter array.
+  (``acc`` and ``a[i]``'s, ``a.shape[1]``), or lengths of slices of such
+  dimensions with bounds the same in every iteration (``row[2:5]`` and
+  ``row[0:3]``), the host computes and compares them before the launch and
+  raises AssertionError, as Numba's check would; anything else is refused,
+  since the body would read past the shorter array.
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ from numba.parfors import array_analysis, parfor
 from ...dialects import Value
 from ...errors import UnsupportedError
 from ..numpy_functions import check_matrix_sizes, check_vector_sizes
+from ..parfor_updates import IterationOwnership
 from ..translation import (
     ArrayValue,
     ComputedArray,
+    KernelParam,
     SizeCheck,
+    SliceLength,
     Translation,
     TupleValue,
     call_rule,
@@ -103,9 +108,11 @@ def _equal_sizes(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
         for size, other in zip(shapes[0], shape):
             if not (size.name == other.name or checked_by_the_host(t, size, other, message,
                                                                      expr.loc)
-                    or len(shape) == 1 and equal_origins(t, size_origin(t, first),
-                                                         size_origin(t, var), message,
-                                                         expr.loc, AssertionError)):
+                    or len(shape) == 1 and (equal_origins(t, size_origin(t, first),
+                                                          size_origin(t, var), message,
+                                                          expr.loc, AssertionError)
+                                            or _lengths_checked_by_the_host(t, first, var,
+                                                                            message, expr.loc))):
                 raise UnsupportedError(
                     f"{where(expr.loc)}: the sizes of {_named(t, first)} and "
                     f"{_named(t, var)} in a parfor body, which xpuc cannot compare before "
@@ -267,7 +274,7 @@ def _slice_length(t: Translation, definition: object) -> Origin | None:
         return None
     is_extent = same_value(t, stop, size)
     first = None if start is None or _constant(t, start) == 0 else start  # 0 is the default
-    return ((first, False), (stop, is_extent), (None, False)), t.value(size)
+    return ((first, False), (stop, is_extent), (None, False)), _size(t, size)
 
 
 def _wrapped_index(t: Translation, var: ir.Var) -> tuple[ir.Var, ir.Var] | None:
@@ -345,6 +352,38 @@ def checked_by_the_host(t: Translation, size: Value, other: Value, message: str,
         return False
     t.size_checks.append(SizeCheck(*params, f"{where(loc)}: {message}", exception))
     return True
+
+
+def _lengths_checked_by_the_host(t: Translation, size: ir.Var, other: ir.Var, message: str,
+                                 loc: ir.Loc) -> bool:
+    """Whether the sizes ``size`` and ``other`` are each a dimension of an
+    array from outside the body, an integer from there, or the length of a
+    slice of such a dimension whose bounds are the same in every iteration
+    (``row[2:5]`` and ``row[0:3]`` of ``row = x[i]``): the host then computes
+    and compares them before the launch, raising AssertionError."""
+    lengths = _host_length(t, size), _host_length(t, other)
+    if None in lengths:
+        return False
+    t.size_checks.append(SizeCheck(*lengths, f"{where(loc)}: {message}", AssertionError))
+    return True
+
+
+def _host_length(t: Translation, var: ir.Var) -> KernelParam | SliceLength | None:
+    """The size ``var`` as the host can compute it (see above), else None."""
+    param = t.size_param(_size(t, var))
+    origin = _slice_length(t, _defined(t, var)) if param is None else None
+    if origin is None:
+        return param
+    (start, _), (stop, stop_is_extent), _ = origin[0]
+    if stop_is_extent:  # to the end
+        stop = None
+    extent = t.size_param(origin[1])
+    ownership = IterationOwnership(t)
+    bounds = [None if bound is None else ownership.invariant(bound) for bound in (start, stop)]
+    if extent is None or any(bound is not None and polynomial is None
+                             for bound, polynomial in zip((start, stop), bounds)):
+        return None
+    return SliceLength(extent, *bounds)
 
 
 # what two variables of the body may be computed by, and still be equal when
