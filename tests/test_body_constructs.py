@@ -873,6 +873,20 @@ def tail_to_head(x):
     return x
 
 
+def head_to_tail(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[-3:] = row[:3]
+    return x
+
+
+def fewer_to_tail(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[-3:] = row[:2]
+    return x
+
+
 def copy_of_fewer_elements(x):
     for i in numba.prange(x.shape[0]):
         row = x[i]
@@ -890,9 +904,10 @@ def copy_at_an_element(x, at):
 @pytest.mark.parametrize("inputs", INPUTS)
 @pytest.mark.parametrize("function, args", [
     (copy_within_rows, ()), (copy_within_rows_at, (2,)), (copy_within_rows_at, (-6,)),
-    (tail_to_head, ()), (add_shifted_rows, (np.arange(32.0).reshape(4, 8) + 1.0,))],
+    (tail_to_head, ()), (head_to_tail, ()),
+    (add_shifted_rows, (np.arange(32.0).reshape(4, 8) + 1.0,))],
     ids=["row[2:5] = row[0:3]", "row[k + 1:k + 4] = row[k:k + 3]", "negative k",
-         "row[:3] = row[5:]", "x[i, 1:] += y[i, :-1] * 2.0"])
+         "row[:3] = row[5:]", "row[-3:] = row[:3]", "x[i, 1:] += y[i, :-1] * 2.0"])
 def test_slices_of_a_row_with_other_bounds_as_numpy(function, args, inputs):
     """Each length is a slice of a dimension of an array from outside the
     loop with bounds the same in every iteration: the host compares them
@@ -904,8 +919,9 @@ def test_slices_of_a_row_with_other_bounds_as_numpy(function, args, inputs):
 @pytest.mark.parametrize("inputs", INPUTS)
 @pytest.mark.parametrize("function, args, offset", [
     (copy_of_fewer_elements, (), 3), (copy_within_rows_at, (6,), 3),
-    (add_shifted_rows, (np.ones((4, 9)),), 2)],
-    ids=["row[2:5] = row[0:2]", "clipped at the row's end", "rows of other arrays"])
+    (add_shifted_rows, (np.ones((4, 9)),), 2), (fewer_to_tail, (), 3)],
+    ids=["row[2:5] = row[0:2]", "clipped at the row's end", "rows of other arrays",
+         "row[-3:] = row[:2]"])
 def test_slices_of_different_lengths_raise_before_the_launch(function, args, offset, inputs):
     """Where NumPy raises ValueError, the host raises Numba's AssertionError
     naming the line, and nothing is launched."""

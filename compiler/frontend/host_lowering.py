@@ -113,9 +113,10 @@ class _HostEmitter:
         Python clips them (as Numba's ``wrap_index`` does in the body)."""
         if isinstance(param, SliceLength):
             b, extent = self.builder, self.size(param.extent)
-            start, stop = (default if bound is None else _clipped(
-                b, polynomial_value(self.lowerer, bound), extent)
-                for bound, default in ((param.start, I64(0)), (param.stop, extent)))
+            start, stop = (default if bound is None else _clipped(b, b.add(
+                polynomial_value(self.lowerer, bound), extent if from_end else I64(0)), extent)
+                for bound, from_end, default in zip((param.start, param.stop), param.from_end,
+                                                    (I64(0), extent)))
             length = b.sub(stop, start)
             return b.select(b.icmp_signed("<", length, I64(0)), I64(0), length)
         nbtype = self.typemap[param.var]

@@ -124,11 +124,14 @@ class SliceLength:
     """The length of ``[start:stop]`` of a dimension ``extent`` (a kernel
     parameter), clipped as Python clips it; ``start`` and ``stop`` are the
     same in every iteration (polynomials of variables from outside the body),
-    or None where left out."""
+    or None where left out. A bound ``from_end`` is the extent plus its
+    polynomial: Numba's array analysis writes a negative constant ``c`` so
+    (``n + c``, clipped again)."""
 
     extent: KernelParam
     start: FrozenPolynomial | None
     stop: FrozenPolynomial | None
+    from_end: tuple[bool, bool] = (False, False)  # of start, of stop
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from ..parfor_updates import IterationOwnership
 from ..translation import (
     ArrayValue,
     ComputedArray,
+    FrozenPolynomial,
     KernelParam,
     SizeCheck,
     SliceLength,
@@ -379,11 +380,27 @@ def _host_length(t: Translation, var: ir.Var) -> KernelParam | SliceLength | Non
         stop = None
     extent = t.size_param(origin[1])
     ownership = IterationOwnership(t)
-    bounds = [None if bound is None else ownership.invariant(bound) for bound in (start, stop)]
+    bounds = [(None, False) if bound is None else _host_bound(t, ownership, bound, origin[1])
+              for bound in (start, stop)]
     if extent is None or any(bound is not None and polynomial is None
-                             for bound, polynomial in zip((start, stop), bounds)):
+                             for bound, (polynomial, _) in zip((start, stop), bounds)):
         return None
-    return SliceLength(extent, *bounds)
+    return SliceLength(extent, bounds[0][0], bounds[1][0], (bounds[0][1], bounds[1][1]))
+
+
+def _host_bound(t: Translation, ownership: IterationOwnership, bound: ir.Var,
+                extent: Value) -> tuple[FrozenPolynomial | None, bool]:
+    """A slice's bound as a polynomial the same in every iteration (None if
+    it is not), and whether it counts from ``extent``: Numba's array analysis
+    writes a negative constant ``c`` as ``n + c`` of the extent ``n``
+    (``row[-3:]``)."""
+    definition = _defined(t, bound)
+    if isinstance(definition, ir.Expr) and definition.op == "binop" and \
+            definition.fn is operator.add and \
+            isinstance(t.typemap[definition.lhs.name], types.Integer) and \
+            _size(t, definition.lhs).name == extent.name:
+        return ownership.invariant(definition.rhs), True
+    return ownership.invariant(bound), False
 
 
 # what two variables of the body may be computed by, and still be equal when
