@@ -96,16 +96,24 @@ def host_extent(context, builder: llvm.IRBuilder, nbtype: types.Array,
     data = b.bitcast(ary.data, I8P)
     if nbtype.layout == "C":
         return data, b.mul(ary.nitems, ary.itemsize), I64(0)
-    low, high = I64(0), I64(0)
-    shape = cgutils.unpack_tuple(b, ary.shape, nbtype.ndim)
-    strides = cgutils.unpack_tuple(b, ary.strides, nbtype.ndim)
+    return byte_span(b, data, cgutils.unpack_tuple(b, ary.shape, nbtype.ndim),
+                     cgutils.unpack_tuple(b, ary.strides, nbtype.ndim), ary.itemsize)
+
+
+def byte_span(builder: llvm.IRBuilder, data: llvm.Value, shape: list[llvm.Value],
+              strides: list[llvm.Value], itemsize: llvm.Value
+              ) -> tuple[llvm.Value, llvm.Value, llvm.Value]:
+    """``host_extent`` of the elements at ``data`` (an i8*) of ``shape`` and
+    byte ``strides``, whatever their order: 0 bytes where a dimension is 0."""
+    b = builder
+    low, high, empty = I64(0), I64(0), cgutils.false_bit
     for dim, stride in zip(shape, strides):
         reach = b.mul(b.sub(dim, I64(1)), stride)
         negative = b.icmp_signed("<", reach, I64(0))
         low = b.add(low, b.select(negative, reach, I64(0)))
         high = b.add(high, b.select(negative, I64(0), reach))
-    empty = b.icmp_signed("==", ary.nitems, I64(0))
-    nbytes = b.select(empty, I64(0), b.add(b.sub(high, low), ary.itemsize))
+        empty = b.or_(empty, b.icmp_signed("==", dim, I64(0)))
+    nbytes = b.select(empty, I64(0), b.add(b.sub(high, low), itemsize))
     return b.gep(data, [low]), nbytes, b.neg(low)
 
 

@@ -24,7 +24,7 @@ from numba.core import cgutils, types
 
 from ..errors import UnsupportedError
 from .parfor_dependences import ReadHyperplane
-from .runtime_calls import I8P, I32, I64, call_runtime
+from .runtime_calls import I8P, I32, I64, byte_span, call_runtime
 from .translation import FrozenPolynomial
 from .usm import USMArray
 
@@ -87,25 +87,17 @@ def _extent(lowerer, plane: ReadHyperplane) -> tuple[llvm.Value, llvm.Value, lis
     shape = cgutils.unpack_tuple(builder, array.shape, nbtype.ndim)
     strides = cgutils.unpack_tuple(builder, array.strides, nbtype.ndim)
     index = polynomial_value(lowerer, plane.index)
-    extent = shape[plane.axis]
+    extent, strides_along = shape[plane.axis], strides[plane.axis]
     index = builder.select(builder.icmp_signed("<", index, I64(0)),
                            builder.add(index, extent), index)
-    holds = builder.and_(builder.icmp_signed(">=", index, I64(0)),
-                         builder.icmp_signed("<", index, extent))
-    low, high = I64(0), array.itemsize
+    in_range = builder.and_(builder.icmp_signed(">=", index, I64(0)),
+                            builder.icmp_signed("<", index, extent))
     others = [axis for axis in range(nbtype.ndim) if axis != plane.axis]
-    for axis in others:
-        last = builder.mul(builder.sub(shape[axis], I64(1)), strides[axis])
-        below = builder.icmp_signed("<", last, I64(0))
-        low = builder.add(low, builder.select(below, last, I64(0)))
-        high = builder.add(high, builder.select(below, I64(0), last))
-        holds = builder.and_(holds, builder.icmp_signed(">", shape[axis], I64(0)))
+    shape, strides = [shape[axis] for axis in others], [strides[axis] for axis in others]
     first = builder.gep(builder.bitcast(array.data, I8P),
-                        [builder.mul(index, strides[plane.axis])])
-    start = builder.gep(first, [low])
-    nbytes = builder.select(holds, builder.sub(high, low), I64(0))
-    return (start, nbytes, [shape[axis] for axis in others], [strides[axis] for axis in others],
-            builder.sub(I64(0), low))
+                        [builder.mul(index, strides_along)])
+    start, nbytes, offset = byte_span(builder, first, shape, strides, array.itemsize)
+    return start, builder.select(in_range, nbytes, I64(0)), shape, strides, offset
 
 
 def polynomial_value(lowerer, polynomial: FrozenPolynomial) -> llvm.Value:
