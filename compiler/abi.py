@@ -296,7 +296,7 @@ CUDA_ENTRIES: dict[str, Entry] = {
         _entry("xpuc_cuda_copy_to_host", "status", ("device", "cuda_device*"),
                ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
         _entry("xpuc_cuda_copy", "status", ("device", "cuda_device*"), ("stream", "void*"),
-               ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64")),
+               ("dst", "void*"), ("src", "const void*"), ("nbytes", "i64"), ("wait", "i32")),
         _entry("xpuc_cuda_pointer_device", "status", ("ptr", "const void*"),
                ("ordinal", "i32*")),
         _entry("xpuc_cuda_synchronize", "status", ("device", "cuda_device*"),

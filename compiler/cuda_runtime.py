@@ -130,3 +130,4 @@ class CudaDevice:
             (c_int32 * max(count, 1))(*(kind for kind, _ in args)), count,
             (c_int64 * ndim)(*global_size), (c_int64 * ndim)(*(local_size or [0] * ndim)),
             ndim))
+        self.synchronize(stream)

@@ -1,8 +1,10 @@
 /* One offloaded call of a jitted function on the calling thread: the queue it
  * launches on and its buffers, the device copies of host arrays (transient
- * ones synced at each parfor, resident ones synced lazily). */
+ * ones synced at each parfor, resident ones synced lazily), and the kernels
+ * it queued and has not waited for (CUDA). */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* A host array's device copy during a call. A transient buffer mirrors one
@@ -32,6 +34,10 @@ static _Thread_local struct {
     int64_t epoch;
     buffer *buffers;
     int32_t count, capacity;
+    /* Kernels queued since the last wait (a backend with `wait`), and the
+     * name of the last, for the message of a failure a wait finds. */
+    bool in_flight;
+    const char *last_kernel;
 } call;
 
 /* Whether kernels use host arrays in place (xpuc_use_system_memory). */
@@ -51,7 +57,71 @@ static bool in_place(void)
 
 xpuc_queue *call_queue(void) { return call.queue; }
 
-void call_launched(void) { call.epoch++; }
+/* Work the call queued and has not waited for: a kernel, or (NULL) a copy. */
+static void queued(const char *kernel_name)
+{
+    call.in_flight = true;
+    call.last_kernel = kernel_name;
+}
+
+void call_launched(const char *kernel_name)
+{
+    call.epoch++;
+    if (call.queue->backend->wait)
+        queued(kernel_name);
+}
+
+bool call_in_flight(void) { return call.in_flight; }
+
+/* The queued work is done (or failed): what the call freed meanwhile is idle. */
+static void queued_work_done(void)
+{
+    call.in_flight = false;
+    release_held_blocks();
+}
+
+/* A failure found while the call's kernels were in flight may be theirs: its
+ * message names the last one the call queued. */
+static int queued_work_failed(int status)
+{
+    char message[2048], last[300];
+    snprintf(message, sizeof message, "%s", xpuc_last_error());
+    if (call.last_kernel)
+        snprintf(last, sizeof last, "kernel '%s'", call.last_kernel);
+    else
+        snprintf(last, sizeof last, "a device-to-device copy");
+    return fail(status,
+                "%s (the call had queued %s on device '%s' and not waited for it: the "
+                "failure may be that work's or earlier work's)",
+                message, last, call.queue->device_name);
+}
+
+int call_wait(void)
+{
+    if (!call.in_flight)
+        return XPUC_OK;
+    int status = call.queue->backend->wait(call.queue);
+    bool queued_failure = status != XPUC_OK;
+    queued_work_done();
+    return queued_failure ? queued_work_failed(status) : XPUC_OK;
+}
+
+int call_copied(int status, int64_t nbytes)
+{
+    if (!call.in_flight || nbytes <= 0)
+        return status;
+    if (status != XPUC_OK)
+        return queued_work_failed(status); /* still in flight: the call's end waits */
+    queued_work_done();
+    return XPUC_OK;
+}
+
+/* A copy on the call's queue (a backend's copy waits for it). */
+static int call_copy(void *dst, const void *src, int64_t nbytes, const char *direction)
+{
+    return call_copied(call.queue->backend->copy(call.queue, dst, src, nbytes, direction),
+                       nbytes);
+}
 
 int xpuc_call_begin(xpuc_queue *queue)
 {
@@ -128,8 +198,8 @@ int xpuc_call_end(void)
     if (--call.depth > 0)
         return XPUC_OK;
     /* Copy back what kernels wrote to arrays still reachable even if one of
-     * the copies fails, so that every buffer is freed; report the first
-     * failure. */
+     * the copies fails, wait for the kernels (a copy back has already waited
+     * for those before it), and free every buffer; report the first failure. */
     int status = XPUC_OK;
     for (int32_t i = 0; i < call.count; i++) {
         buffer *b = &call.buffers[i];
@@ -137,8 +207,11 @@ int xpuc_call_end(void)
             int copied = sync_to_host(b);
             status = status != XPUC_OK ? status : copied;
         }
-        drop_buffer(b);
     }
+    int waited = call_wait();
+    status = status != XPUC_OK ? status : waited;
+    for (int32_t i = 0; i < call.count; i++)
+        drop_buffer(&call.buffers[i]);
     free(call.buffers);
     call.buffers = NULL;
     call.count = call.capacity = 0;
@@ -279,8 +352,7 @@ static int grow_buffer(buffer *b, int64_t nbytes, bool copy_in)
     void *device = NULL;
     int status = usm_alloc(call.queue, nbytes, XPUC_USM_DEVICE, &device);
     if (status == XPUC_OK && !copy_in && b->device)
-        status = call.queue->backend->copy(call.queue, device, b->device, b->capacity,
-                                           "device->device");
+        status = call_copy(device, b->device, b->capacity, "device->device");
     if (status != XPUC_OK) {
         if (device)
             usm_free(call.queue, device, nbytes, XPUC_USM_DEVICE);
@@ -356,8 +428,11 @@ int xpuc_host_access(void *host, int64_t nbytes, int32_t writes)
     if (!call.queue)
         return no_call("xpuc_host_access");
     buffer *b = find_buffer(host, nbytes);
+    /* Memory kernels use in place may be in a queued kernel's use. */
+    if (!b && call.in_flight && (in_place() || is_call_usm(host)))
+        return call_wait();
     if (!b || !b->resident)
-        return XPUC_OK; /* transient buffers and USM memory are always synced */
+        return XPUC_OK; /* host memory that kernels see through copies, synced */
     int status = b->host_stale ? sync_to_host(b) : XPUC_OK;
     if (writes)
         b->device_current = false;
@@ -370,8 +445,7 @@ int xpuc_element_copy(void *dst, const void *src, int64_t nbytes, int32_t to_dev
         return no_call("xpuc_element_copy");
     if (nbytes < 0 || !dst || !src)
         return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_element_copy");
-    int status = call.queue->backend->copy(call.queue, dst, src, nbytes,
-                             to_device ? "host->device" : "device->host");
+    int status = call_copy(dst, src, nbytes, to_device ? "host->device" : "device->host");
     if (status == XPUC_OK && to_device)
         COUNT(h2d_bytes, nbytes);
     else if (status == XPUC_OK)
@@ -386,7 +460,13 @@ int xpuc_device_copy(void *dst, const void *src, int64_t nbytes)
     if (nbytes < 0 || (nbytes > 0 && (!dst || !src)))
         return fail(XPUC_ERR_INVALID, "xpuc: bad arguments to xpuc_device_copy (%lld bytes)",
                     (long long)nbytes);
-    int status = call.queue->backend->copy(call.queue, dst, src, nbytes, "device->device");
+    /* Queued where launches are: it follows them on the device, as they follow
+     * it. */
+    const queue_backend *backend = call.queue->backend;
+    int status = backend->queue_copy ? backend->queue_copy(call.queue, dst, src, nbytes)
+                                     : call_copy(dst, src, nbytes, "device->device");
+    if (status == XPUC_OK && backend->queue_copy && nbytes > 0)
+        queued(NULL);
     if (status == XPUC_OK)
         COUNT(d2d_bytes, nbytes);
     return status;

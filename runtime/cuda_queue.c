@@ -35,12 +35,18 @@ static int cuda_copy(xpuc_queue *q, void *dst, const void *src, int64_t nbytes,
                      const char *direction)
 {
     (void)direction; /* the CUDA runtime's message names the copy */
-    int status = xpuc_cuda_copy(q->cuda_device, q->cuda_stream, dst, src, nbytes);
+    int status = xpuc_cuda_copy(q->cuda_device, q->cuda_stream, dst, src, nbytes, 1);
     if (status != XPUC_OK)
         return cuda_failed(status);
     if (nbytes > 0) /* queued on the stream and waited for */
         COUNT(device_waits, 1);
     return XPUC_OK;
+}
+
+static int cuda_queue_copy(xpuc_queue *q, void *dst, const void *src, int64_t nbytes)
+{
+    int status = xpuc_cuda_copy(q->cuda_device, q->cuda_stream, dst, src, nbytes, 0);
+    return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
 }
 
 static bool cuda_is_device_memory(xpuc_queue *q, const void *ptr)
@@ -56,15 +62,9 @@ static bool cuda_same_device(xpuc_queue *a, xpuc_queue *b)
     return a->cuda_device == b->cuda_device;
 }
 
-static int cuda_wait_caller(xpuc_queue *q)
+/* Waits for the work queued on q's stream. */
+static int cuda_wait(xpuc_queue *q)
 {
-    /* Every command of a call (launches, copies of elements and buffers) goes
-     * to its queue's stream, after the caller's work there, and is waited
-     * for: nothing to wait for first. A call nested in one on another stream
-     * runs on the outer call's queue, after the work on its own stream. */
-    xpuc_queue *outer = call_queue();
-    if (!outer || outer->cuda_stream == q->cuda_stream)
-        return XPUC_OK;
     void *gil = gil_release();
     int status = xpuc_cuda_synchronize(q->cuda_device, q->cuda_stream);
     gil_restore(gil);
@@ -72,6 +72,18 @@ static int cuda_wait_caller(xpuc_queue *q)
         return cuda_failed(status);
     COUNT(device_waits, 1);
     return XPUC_OK;
+}
+
+static int cuda_wait_caller(xpuc_queue *q)
+{
+    /* Every command of a call (launches, copies of elements and buffers) goes
+     * to its queue's stream, after the caller's work there: nothing to wait
+     * for first. A call nested in one on another stream runs on the outer
+     * call's queue, after the work on its own stream. */
+    xpuc_queue *outer = call_queue();
+    if (!outer || outer->cuda_stream == q->cuda_stream)
+        return XPUC_OK;
+    return cuda_wait(q);
 }
 
 static int cuda_launch(xpuc_queue *q, const void *ptx, int64_t length, uint64_t hash,
@@ -88,9 +100,7 @@ static int cuda_launch(xpuc_queue *q, const void *ptx, int64_t length, uint64_t 
     int status = xpuc_cuda_launch(q->cuda_device, q->cuda_stream, ptx, length, hash,
                                   kernel_name, arg_slots, arg_kinds, nargs, global, local, ndim);
     gil_restore(gil);
-    *ran = status == XPUC_OK && !empty;
-    if (*ran) /* xpuc_cuda_launch waited for the stream */
-        COUNT(device_waits, 1);
+    *ran = status == XPUC_OK && !empty; /* queued: the call waits (call.c) */
     return status == XPUC_OK ? XPUC_OK : cuda_failed(status);
 }
 
@@ -107,6 +117,8 @@ const queue_backend cuda_backend = {
     .same_device = cuda_same_device,
     .wait_caller = cuda_wait_caller,
     .launch = cuda_launch,
+    .queue_copy = cuda_queue_copy,
+    .wait = cuda_wait,
     .release = cuda_release,
 };
 

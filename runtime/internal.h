@@ -1,6 +1,7 @@
-/* xpuc's C runtime; xpuc_runtime.h is its contract. Everything is
- * synchronous: each copy and launch waits for its work, so no call leaves
- * work in flight.
+/* xpuc's C runtime; xpuc_runtime.h is its contract. No call leaves work in
+ * flight: each copy waits for its work, and so does each launch on SYCL; on
+ * CUDA a call's launches are queued, and waited for before host code uses
+ * what they may use and at the call's end (call.c).
  *
  * This header is what the runtime's files share, private to the library.
  * Each .c file includes it first. What it declares has hidden visibility:
@@ -53,7 +54,8 @@ typedef struct queue_backend {
     /* Waits for the work already submitted where the queue came from. */
     int (*wait_caller)(xpuc_queue *q);
     /* xpuc_launch on q, its arguments checked; *ran is false when nothing
-     * ran (no work-items). */
+     * ran (no work-items). It returns once the kernel is done, or, where the
+     * family has `wait`, once it is queued. */
     int (*launch)(xpuc_queue *q, const void *binary, int64_t length, uint64_t hash,
                   const char *kernel_name, const uint64_t *arg_slots, const int32_t *arg_kinds,
                   int32_t nargs, const int64_t *global, const int64_t *local, int32_t ndim,
@@ -62,6 +64,12 @@ typedef struct queue_backend {
      * of it would, launching nothing (xpuc_build_ahead); NULL where a family
      * builds nothing ahead. */
     int (*build_ahead)(xpuc_queue *q, const void *binary, int64_t length, uint64_t hash);
+    /* Waits for the kernels launched on q (and reports their failure); NULL
+     * where each launch waits for its own. */
+    int (*wait)(xpuc_queue *q);
+    /* A copy between device memory queued behind q's launches, which `wait`
+     * waits for; NULL where `wait` is. */
+    int (*queue_copy)(xpuc_queue *q, void *dst, const void *src, int64_t nbytes);
     /* Frees what the backend holds of q (not q itself). */
     void (*release)(xpuc_queue *q);
 } queue_backend;
@@ -119,8 +127,12 @@ HIDDEN void gil_restore(void *state);
 
 /* nbytes of a USM kind on q's device, from the block cache or the backend. */
 HIDDEN int usm_alloc(xpuc_queue *q, int64_t nbytes, int32_t kind, void **out);
-/* Takes the size and kind the block was allocated with. */
+/* Takes the size and kind the block was allocated with. While the calling
+ * thread's call has kernels in flight, a block freed on its device is held
+ * for that call's own allocations (queued after those kernels) until
+ * release_held_blocks, which the call's wait calls. */
 HIDDEN void usm_free(xpuc_queue *q, void *ptr, int64_t nbytes, int32_t kind);
+HIDDEN void release_held_blocks(void);
 
 /* Numba's MemInfo of an array that compiled code allocated: the bytes NRT
  * allocated for it (false for memory it only wraps, a NumPy argument's), a
@@ -138,8 +150,17 @@ HIDDEN bool nrt_sole_reference(void *meminfo);
 
 /* The queue of the calling thread's call, NULL outside a call. */
 HIDDEN xpuc_queue *call_queue(void);
-/* A kernel of the current call ran: copies made before it may be stale. */
-HIDDEN void call_launched(void);
+/* A kernel of the current call ran (or was queued): copies made before it
+ * may be stale. */
+HIDDEN void call_launched(const char *kernel_name);
+/* Whether kernels the current call queued may still be running. */
+HIDDEN bool call_in_flight(void);
+/* Waits for the kernels the current call queued, if any. */
+HIDDEN int call_wait(void);
+/* After a copy of nbytes on the current call's queue, which waited for the
+ * kernels queued before it: they are done if it succeeded; a failure may be
+ * theirs, and its message says so. Returns status. */
+HIDDEN int call_copied(int status, int64_t nbytes);
 
 /* ---- the backends ---------------------------------------------------------- */
 

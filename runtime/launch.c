@@ -1,6 +1,6 @@
 /* Launches: a kernel run on the current call's queue by its backend (SPIR-V
- * on SYCL, PTX on CUDA), waited for; the launch trace; and the cost model
- * that keeps tiny parfors on the host. */
+ * on SYCL, waited for; PTX on CUDA, queued: call.c waits); the launch trace;
+ * and the cost model that keeps tiny parfors on the host. */
 #include "internal.h"
 
 #include <errno.h>
@@ -30,7 +30,7 @@ int xpuc_launch(const void *binary, int64_t binary_len, uint64_t binary_hash,
                                     arg_kinds, nargs, global, local, ndim, &ran);
     if (status != XPUC_OK || !ran)
         return status;
-    call_launched();
+    call_launched(kernel_name);
     COUNT(kernel_launches, 1);
     if (__atomic_load_n(&tracing_launches, __ATOMIC_RELAXED)) {
         char gtext[80];

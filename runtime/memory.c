@@ -13,7 +13,9 @@
  * makes a temporary array each step (a Jacobi stencil's `0.25 * (...)`)
  * would otherwise pay a device allocation, and on a CPU device the page
  * faults of fresh memory, every step; Numba's CPU build does not, as malloc
- * reuses freed memory. Kernels run synchronously, so a freed block is idle.
+ * reuses freed memory. A block in the cache is idle: one freed while the
+ * freeing thread's call has kernels in flight (CUDA) is held for that call,
+ * whose later kernels queue behind the ones that may use it, until it waits.
  * At most USM_CACHE_BYTES are kept (the oldest blocks go first), and all go
  * back to their backend when an allocation fails. The stats count
  * allocations and frees the program asks for. */
@@ -31,6 +33,10 @@ typedef struct cached_block {
 static cached_block *usm_cache; /* newest first */
 static size_t usm_cache_bytes;
 static pthread_mutex_t usm_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Blocks freed while this thread's call had kernels in flight, all of the
+ * call's backend and target. */
+static _Thread_local cached_block *held;
 
 static void release_block(cached_block *block)
 {
@@ -63,23 +69,41 @@ static void release_blocks(cached_block *block)
     }
 }
 
-static void *reuse_block(xpuc_queue *q, size_t size, int32_t kind)
+/* Unlinks the first block of `list` that serves the request; NULL if none. */
+static cached_block *take_block(cached_block **list, xpuc_queue *q, size_t size, int32_t kind)
 {
-    void *ptr = NULL;
-    pthread_mutex_lock(&usm_cache_lock);
-    for (cached_block **link = &usm_cache; *link; link = &(*link)->next) {
+    for (cached_block **link = list; *link; link = &(*link)->next) {
         cached_block *block = *link;
         if (block->size == size && block->kind == kind && block->backend == q->backend &&
             block->target == q->target) {
             *link = block->next;
-            usm_cache_bytes -= size;
-            ptr = block->ptr;
-            free(block);
-            break;
+            return block;
         }
     }
-    pthread_mutex_unlock(&usm_cache_lock);
+    return NULL;
+}
+
+static void *reuse_block(xpuc_queue *q, size_t size, int32_t kind)
+{
+    cached_block *block = q == call_queue() ? take_block(&held, q, size, kind) : NULL;
+    if (!block) {
+        pthread_mutex_lock(&usm_cache_lock);
+        block = take_block(&usm_cache, q, size, kind);
+        if (block)
+            usm_cache_bytes -= size;
+        pthread_mutex_unlock(&usm_cache_lock);
+    }
+    void *ptr = block ? block->ptr : NULL;
+    free(block);
     return ptr;
+}
+
+/* Whether a block of backend and target freed now may still be used by a
+ * kernel the calling thread's call queued. */
+static bool in_flight_on(const queue_backend *backend, int32_t target)
+{
+    const xpuc_queue *q = call_queue();
+    return q && q->backend == backend && q->target == target && call_in_flight();
 }
 
 /* Keeps the block for reuse, or frees it when there is no room for it. */
@@ -93,6 +117,11 @@ static void cache_block(void *ptr, size_t size, int32_t kind, const queue_backen
     }
     *block = (cached_block){.ptr = ptr, .size = size, .kind = kind, .backend = backend,
                             .target = target};
+    if (in_flight_on(backend, target)) {
+        block->next = held;
+        held = block;
+        return;
+    }
     pthread_mutex_lock(&usm_cache_lock);
     block->next = usm_cache;
     usm_cache = block;
@@ -100,6 +129,16 @@ static void cache_block(void *ptr, size_t size, int32_t kind, const queue_backen
     cached_block *dropped = trim_cache_locked(USM_CACHE_BYTES);
     pthread_mutex_unlock(&usm_cache_lock);
     release_blocks(dropped);
+}
+
+void release_held_blocks(void)
+{
+    while (held) {
+        cached_block *block = held;
+        held = block->next;
+        cache_block(block->ptr, block->size, block->kind, block->backend, block->target);
+        free(block);
+    }
 }
 
 /* SYCL's malloc returns NULL for 0 bytes, which we could not tell from a
@@ -169,6 +208,8 @@ int xpuc_copy_to_device(xpuc_queue *queue, void *dst, const void *src, int64_t n
     int status = check_copy_args(queue, dst, src, nbytes);
     if (status == XPUC_OK)
         status = queue->backend->copy(queue, dst, src, nbytes, "host->device");
+    if (queue && queue == call_queue())
+        status = call_copied(status, nbytes);
     if (status == XPUC_OK)
         COUNT(h2d_bytes, nbytes);
     return status;
@@ -179,6 +220,8 @@ int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nby
     int status = check_copy_args(queue, dst, src, nbytes);
     if (status == XPUC_OK)
         status = queue->backend->copy(queue, dst, src, nbytes, "device->host");
+    if (queue && queue == call_queue())
+        status = call_copied(status, nbytes);
     if (status == XPUC_OK)
         COUNT(d2h_bytes, nbytes);
     return status;

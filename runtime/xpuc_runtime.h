@@ -72,7 +72,7 @@ typedef struct {
     int64_t usm_allocs;
     int64_t usm_frees;
     int64_t host_parfors; /* parfors the cost model ran on the host */
-    int64_t device_waits; /* host waits on a device: a call's start, launches, copies */
+    int64_t device_waits; /* host waits on a device: a call's start and end, launches, copies */
 } xpuc_stats;
 
 /* Queues: wrap a DPCTLSyclQueueRef. The wrapper keeps a copy of it (so the
@@ -83,9 +83,11 @@ int xpuc_queue_wrap(void *dpctl_queue_ref, xpuc_queue **out);
 /* A queue on CUDA stream `stream` of device `ordinal` (cuda:ordinal, its
  * primary context): a CUstream, or NULL for the legacy default stream. Its
  * USM of any kind is device memory, its launches take PTX; launches and copies
- * go to the stream, each waited for, so a call on it runs after the work already
- * queued there (the caller's: CuPy's current stream, the stream a CUDA array
- * names) and waits for no other stream. */
+ * go to the stream, so a call on it runs after the work already queued there
+ * (the caller's: CuPy's current stream, the stream a CUDA array names) and
+ * waits for no other stream. Copies to and from the host are waited for;
+ * launches and copies within device memory are not (a call's kernels queue up
+ * back to back, xpuc_call_begin says when they are waited for). */
 int xpuc_queue_cuda(int32_t ordinal, void *stream, xpuc_queue **out);
 int xpuc_queue_release(xpuc_queue *queue);
 
@@ -107,7 +109,15 @@ int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nby
  * (a depth count); when the outermost call ends, resident regions that
  * kernels wrote are copied back and buffers are freed, also after an error.
  * A nested call must use the outer call's context and device. A call_begin
- * that fails opens no call: do not pair it with call_end. */
+ * that fails opens no call: do not pair it with call_end.
+ * On a queue whose launches return once queued (CUDA), the call's kernels run
+ * in the order launched while the host goes on; the host waits for them
+ * before it uses memory they may use: a copy (each waits for the kernels
+ * before it), host code's access to device memory in place
+ * (xpuc_host_access), and the call's end, which returns after all of them.
+ * Device memory the call frees while kernels may still use it is reused only
+ * by the call's own later allocations until then. A kernel's failure is
+ * reported by the wait that finds it, naming the call's last kernel. */
 int xpuc_call_begin(xpuc_queue *queue);
 int xpuc_call_end(void);
 /* Compiled code brackets itself: its CPython entry calls call_enter before the
@@ -162,8 +172,9 @@ int xpuc_host_access(void *host, int64_t nbytes, int32_t writes);
  * nbytes copied on the current call's queue, waited for. */
 int xpuc_element_copy(void *dst, const void *src, int64_t nbytes, int32_t to_device);
 /* Copies nbytes from USM memory of the current call's context to other USM
- * memory of it (device to device), on the call's queue, waited for: what host
- * code copies of a device array, with no kernel built for the copy. */
+ * memory of it (device to device), on the call's queue, waited for (on CUDA
+ * queued, as a launch is): what host code copies of a device array, with no
+ * kernel built for the copy. */
 int xpuc_device_copy(void *dst, const void *src, int64_t nbytes);
 
 /* Arrays that compiled code allocates on the current call's queue: USM of
@@ -175,7 +186,8 @@ int xpuc_usm_array_alloc(int64_t nbytes, int32_t usm_kind, void **meminfo);
 /* Builds (once per process per context, device and SPIR-V hash) and launches
  * `kernel_name` from the SPIR-V module on the current call's queue, and waits;
  * on a CUDA queue the module is PTX (loaded once per device and hash, the
- * block the driver's occupancy calculator's, xpuc_cuda_launch).
+ * block the driver's occupancy calculator's, xpuc_cuda_launch), and the
+ * launch is queued, not waited for (xpuc_call_begin).
  * global/local are in SPIR-V order (x, y, z): the runtime reverses them for
  * SYCL. local all zero means no work-group size is imposed. */
 int xpuc_launch(const void *spirv, int64_t spirv_len, uint64_t spirv_hash,

@@ -9,6 +9,7 @@ none."""
 import gc
 import importlib
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -561,9 +562,10 @@ def test_calls_after_the_first_on_cupy_arrays_skip_placement(cp, monkeypatch):
 
 
 @cuda
-def test_a_planned_call_on_cupy_arrays_waits_once_per_launch(cp):
+def test_a_planned_call_on_cupy_arrays_waits_once_at_its_end(cp):
     # the call runs on the array's stream, after the work queued there: it
-    # waits for nothing first, then for each launch (tests/test_call_round_trips.py)
+    # waits for nothing first; its launches are queued back to back, and its
+    # end waits for them (tests/test_call_round_trips.py counts SYCL's waits)
     values = np.random.default_rng(0).random(1000)
     a, expected, jitted = cp.asarray(values), values.copy(), xpuc.jit(four_steps)
     jitted(a)
@@ -571,11 +573,73 @@ def test_a_planned_call_on_cupy_arrays_waits_once_per_launch(cp):
     jitted(a)
     counts = xpuc.stats()
     assert counts["kernel_launches"] >= 4, counts
-    assert counts["device_waits"] == counts["kernel_launches"], counts
+    assert counts["device_waits"] == 1, counts
     assert counts["h2d_bytes"] == counts["d2h_bytes"] == counts["usm_allocs"] == 0, counts
     for _ in range(2):
         numba.njit(parallel=True)(four_steps)(expected)
     np.testing.assert_allclose(cp.asnumpy(a), expected, rtol=1e-15)
+
+
+@xpuc.jit
+def _relaxation_steps(grid, steps):
+    """A time loop whose steps each make a temporary (freed the next step) and
+    read a reduction of the last step's result on the host."""
+    total = 0.0
+    for _ in range(steps):
+        smoothed = 0.5 * (grid[:-2] + grid[2:])
+        grid[1:-1] = smoothed
+        total += grid.sum()
+    return total
+
+
+@cuda
+def test_a_time_loop_queues_its_steps_and_waits_where_the_host_reads(cp):
+    """Each step's kernels are queued behind the last's; the host waits only
+    to read each step's sum (a copy of the reduction's result), and the
+    temporaries freed between steps are reused behind the kernels that used
+    them: the answers are NumPy's."""
+    values = np.random.default_rng(1).random(100_000)
+    grid, steps = cp.asarray(values), 30
+    _relaxation_steps(grid.copy(), 1)
+    xpuc.reset_stats()
+    total = _relaxation_steps(grid, steps)
+    counts = xpuc.stats()
+    expected_grid, expected_total = values.copy(), 0.0
+    for _ in range(steps):
+        expected_grid[1:-1] = 0.5 * (expected_grid[:-2] + expected_grid[2:])
+        expected_total += expected_grid.sum()
+    np.testing.assert_allclose(cp.asnumpy(grid), expected_grid, rtol=1e-13)
+    np.testing.assert_allclose(total, expected_total, rtol=1e-12)
+    assert counts["kernel_launches"] >= 2 * steps, counts
+    assert counts["device_waits"] <= counts["kernel_launches"] // 2 + 1, counts
+
+
+_FAULTING_KERNEL = """
+import cupy as cp
+import xpuc
+
+@xpuc.kernel
+def write_far_past_the_end(a):
+    a[xpuc.get_global_id(0) + (1 << 40)] = 1.0
+
+try:
+    write_far_past_the_end[1](cp.zeros(4))
+except xpuc.DeviceError as error:
+    print(error)
+"""
+
+
+@cuda
+def test_a_queued_kernel_that_faults_is_named_by_the_wait_that_finds_it(cp):
+    """The launch returns before the kernel runs; the call's end finds its
+    failure, and the message names the kernel, the device and the driver's
+    reason. In its own process: the fault ruins the process's CUDA context."""
+    result = subprocess.run([sys.executable, "-c", _FAULTING_KERNEL], capture_output=True,
+                            text=True, timeout=300)
+    message = result.stdout
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in message, (message, result.stderr[-2000:])
+    assert "write_far_past_the_end" in message and "cuda:0" in message, message
+    assert "not waited for it" in message, message
 
 
 @xpuc.jit

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -210,10 +211,11 @@ def test_a_call_on_a_cuda_queue_copies_numpy_arrays_around_its_launch(cuda_queue
     finally:
         runtime.call_end()
     np.testing.assert_array_equal(out, x * np.float32(2.5))
-    # waited for: the copy in, the launch, the copy out
+    # waited for: the copy in, and the copy out, which waits for the queued
+    # launch, so that the call's end has nothing left to wait for
     assert _stats_delta(before) == {"kernel_launches": 1, "h2d_bytes": x.nbytes,
                                     "d2h_bytes": out.nbytes, "usm_allocs": 2, "usm_frees": 2,
-                                    "device_waits": 3}
+                                    "device_waits": 2}
 
 
 @cuda
@@ -267,9 +269,60 @@ def test_device_memory_is_used_in_place(cuda_queue):
             runtime.buffer_release(p, n * 4, copy_out=True)
     finally:
         runtime.call_end()
-    assert _stats_delta(before) == {"kernel_launches": 1, "device_waits": 1}  # the launch's
+    assert _stats_delta(before) == {"kernel_launches": 1, "device_waits": 1}  # the end's
     x, out = buffers.back()
     np.testing.assert_array_equal(out, -x)
+
+
+@cuda
+def test_launches_in_a_call_are_queued_and_waited_for_at_its_end(cuda_queue):
+    """Each launch returns once queued; the kernels run in order on the
+    stream, and the call's end waits for them all, once."""
+    ptx, plan = _ptx(ELEMENTWISE)
+    n, steps = 1 << 20, 20
+    buffers = _Buffers(np.ones(n, np.float32), np.zeros(n, np.float32))
+    x, out = buffers.pointers
+    before = runtime.stats()
+    runtime.call_begin(cuda_queue)
+    try:
+        for _ in range(steps):  # x *= 2 then out = x * -1, each reading the last's result
+            _run_plan(ptx, plan, [x, x, 2.0, n], runtime.launch)
+        _run_plan(ptx, plan, [x, out, -1.0, n], runtime.launch)
+    finally:
+        runtime.call_end()
+    assert _stats_delta(before) == {"kernel_launches": steps + 1, "device_waits": 1}
+    np.testing.assert_array_equal(buffers.back()[1], np.full(n, -(2.0 ** steps), np.float32))
+
+
+@cuda
+def test_memory_freed_while_kernels_are_in_flight_is_reused_only_by_their_call(cuda_queue):
+    """A block freed while the call's queued kernels may still use it is not
+    the cache's for another thread (another stream) until the call waits; the
+    call's own allocations, queued behind those kernels, reuse it."""
+    ptx, plan = _ptx(ELEMENTWISE)
+    n = 1 << 16
+    elsewhere = []
+
+    def allocate_on_another_thread():
+        block = runtime.usm_alloc(cuda_queue, 4 * n)
+        elsewhere.append(block)
+        runtime.usm_free(cuda_queue, block, 4 * n)
+
+    runtime.call_begin(cuda_queue)
+    try:
+        block = runtime.usm_alloc(cuda_queue, 4 * n)
+        _run_plan(ptx, plan, [block, block, 2.0, n], runtime.launch)
+        runtime.usm_free(cuda_queue, block, 4 * n)
+        thread = threading.Thread(target=allocate_on_another_thread)
+        thread.start()
+        thread.join()
+        assert elsewhere[0] != block  # held for the call
+        assert runtime.usm_alloc(cuda_queue, 4 * n) == block  # the call's own reuse
+        runtime.usm_free(cuda_queue, block, 4 * n)
+    finally:
+        runtime.call_end()
+    allocate_on_another_thread()  # the call waited: the block is the cache's
+    assert block in elsewhere[1:]
 
 
 @cuda

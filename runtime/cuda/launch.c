@@ -1,4 +1,4 @@
-/* Launches: a kernel of a PTX module run on a device, waited for. */
+/* Launches: a kernel of a PTX module queued on a stream of a device. */
 #include "internal.h"
 
 #include <stdbool.h>
@@ -166,10 +166,6 @@ int xpuc_cuda_launch(xpuc_cuda_device *device, void *stream, const void *ptx, in
                                     (unsigned)block[2], 0, (CUstream)stream, nargs ? params : NULL,
                                     NULL);
         problem = result ? "the driver refused the launch" : NULL;
-    }
-    if (status == XPUC_OK && !problem) {
-        result = cu->cuStreamSynchronize((CUstream)stream);
-        problem = result ? "the kernel failed" : NULL;
     }
     leave();
     if (status != XPUC_OK)

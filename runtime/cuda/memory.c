@@ -65,24 +65,25 @@ int xpuc_cuda_copy_to_host(xpuc_cuda_device *device, void *dst, const void *src,
 }
 
 /* Queued on the call's stream, after the kernels it launched there, and
- * waited for: a device-to-device cuMemcpy would be ordered only on the
- * legacy default stream, and return before it is done. */
-static CUresult copy_on_stream(CUstream stream, void *dst, const void *src, int64_t nbytes)
+ * waited for if `wait`: a device-to-device cuMemcpy would be ordered only on
+ * the legacy default stream, and return before it is done. */
+static CUresult copy_on_stream(CUstream stream, void *dst, const void *src, int64_t nbytes,
+                               bool wait)
 {
     CUresult result = driver()->cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst,
                                               (CUdeviceptr)(uintptr_t)src, (size_t)nbytes,
                                               stream);
-    return result ? result : driver()->cuStreamSynchronize(stream);
+    return result || !wait ? result : driver()->cuStreamSynchronize(stream);
 }
 
 int xpuc_cuda_copy(xpuc_cuda_device *device, void *stream, void *dst, const void *src,
-                   int64_t nbytes)
+                   int64_t nbytes, int32_t wait)
 {
     if (nbytes < 0 || (nbytes && (!dst || !src)))
         return fail(XPUC_ERR_INVALID, "xpuc: xpuc_cuda_copy: bad arguments");
     if (nbytes)
         IN_CONTEXT(device, XPUC_ERR_COPY, "copying",
-                   copy_on_stream((CUstream)stream, dst, src, nbytes));
+                   copy_on_stream((CUstream)stream, dst, src, nbytes, wait != 0));
     return XPUC_OK;
 }
 

@@ -44,9 +44,11 @@ int xpuc_cuda_copy_to_device(xpuc_cuda_device *device, void *dst, const void *sr
 int xpuc_cuda_copy_to_host(xpuc_cuda_device *device, void *dst, const void *src,
                            int64_t nbytes);
 /* A copy in any direction on `stream` (the driver tells host from device
- * memory by its address: unified addressing), returned once done. */
+ * memory by its address: unified addressing), returned once done; or, without
+ * `wait` and only between device memory, once queued (xpuc_cuda_synchronize
+ * waits for it). */
 int xpuc_cuda_copy(xpuc_cuda_device *device, void *stream, void *dst, const void *src,
-                   int64_t nbytes);
+                   int64_t nbytes, int32_t wait);
 /* *ordinal = the device whose memory ptr is (CuPy's, torch's, xpuc's: its
  * kernels use it in place), -1 for host memory. */
 int xpuc_cuda_pointer_device(const void *ptr, int32_t *ordinal);
@@ -57,7 +59,8 @@ int xpuc_cuda_synchronize(xpuc_cuda_device *device, void *stream);
 
 /* Loads (once per process per device and PTX hash) the PTX module and runs
  * its kernel `kernel_name` over `global` work-items (x, y, z) on `stream`
- * (a CUstream, NULL: the legacy default stream), and waits for it.
+ * (a CUstream, NULL: the legacy default stream), returning once it is queued:
+ * xpuc_cuda_synchronize waits for it, and reports its failure.
  * local all zero (or NULL) leaves the block to the runtime: the driver's
  * occupancy calculator's size for the kernel, at most 256 threads (fewer,
  * in whole warps, where that gives a small range a block on every SM), the
