@@ -20,6 +20,7 @@ from enum import IntEnum
 __all__ = [
     "BASE_TYPES",
     "CUDA_ENTRIES",
+    "CUDA_X_CONTIGUOUS_SUFFIX",
     "ENTRIES",
     "ENUMS",
     "LIMITS",
@@ -97,6 +98,11 @@ MAX_KERNEL_ARGS = 256
 #: Most work-items one launch runs (dpctl's submit functions keep ids in an
 #: int); the compiler takes every global id to be below it.
 MAX_WORK_ITEMS = 2**31 - 1
+
+#: A PTX module's global named a kernel's name and this suffix marks the
+#: kernel as one whose accesses move by one element along x, for the CUDA
+#: runtime's block shape (``XPUC_CUDA_X_CONTIGUOUS_SUFFIX``).
+CUDA_X_CONTIGUOUS_SUFFIX = "__xpuc_x_contiguous"
 
 #: The header's limits (its ``#define``s) by C name.
 LIMITS: dict[str, int] = {

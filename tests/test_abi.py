@@ -170,6 +170,12 @@ def test_cuda_entry_prototypes_agree():
     assert defined_entries(CUDA_SOURCES) == set(abi.CUDA_ENTRIES)
 
 
+def test_the_contiguous_x_mark_agrees():
+    """The nvvm stage names the global the CUDA runtime looks up."""
+    defines = header_defines([CUDA_HEADER])
+    assert defines["XPUC_CUDA_X_CONTIGUOUS_SUFFIX"] == f'"{abi.CUDA_X_CONTIGUOUS_SUFFIX}"'
+
+
 def test_one_launch_abi():
     """A CUDA launch takes a device and stream, then what a SYCL launch takes."""
     cuda = abi.CUDA_ENTRIES["xpuc_cuda_launch"].params

@@ -12,7 +12,7 @@ import pytest
 from numba.core import types
 
 import xpuc
-from xpuc import cli
+from xpuc import abi, cli
 from xpuc import kernel_api as kapi
 from xpuc.abi import ArgKind
 from xpuc.errors import UnsupportedError, XpucError
@@ -126,6 +126,17 @@ module {
     assert "known_grid_size" not in lowered.text("nvvm")
     assert re.search(r"setp.\w+.[su]64\s+%p\d+, %rd\d+, 15;|setp.\w+.[su]64\s+%p\d+, "
                      r"%rd\d+, 16;", lowered.ptx.decode())
+
+
+def test_kernels_whose_accesses_move_along_x_are_marked_for_warp_wide_blocks():
+    """grid2d's accesses (a[i*n1 + j], j along x) move by one element as x
+    does: its module has the global the runtime looks up for blocks a warp
+    wide; the same loop reading along its columns (a[j*n0 + i]) has none."""
+    mark = f"grid2d_kernel{abi.CUDA_X_CONTIGUOUS_SUFFIX}"
+    assert re.search(rf"\.visible \.global .*\b{mark} = 1;", ptx_of("grid2d"))
+    by_columns = source("grid2d").replace("%row = arith.muli %i, %n1", "%row = arith.muli %j, %n0")
+    by_columns = by_columns.replace("%k = arith.addi %row, %j", "%k = arith.addi %row, %i")
+    assert abi.CUDA_X_CONTIGUOUS_SUFFIX not in lower(by_columns, SM90).ptx.decode()
 
 
 def test_math_goes_through_libdevice():

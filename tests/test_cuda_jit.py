@@ -99,6 +99,22 @@ def test_a_small_range_gets_smaller_blocks_that_reach_every_sm():
 
 
 @xpuc.kernel
+def _local_widths(out):
+    out[xpuc.get_global_id(0), xpuc.get_global_id(1)] = xpuc.get_local_size(1)
+
+
+@cuda
+def test_a_kernel_whose_accesses_move_along_x_gets_blocks_a_warp_wide():
+    """Its stores move by one element as the innermost id does (the nvvm stage
+    marks it, passes/contiguous_x.py): blocks of 32 along x, not 8, so that a
+    warp's accesses are 32 neighbouring elements."""
+    out = np.zeros((1000, 1000), dtype=np.int64)
+    with xpuc.device_context("cuda:0"):
+        _local_widths[out.shape](out)
+    assert set(np.unique(out)) == {32}
+
+
+@xpuc.kernel
 def _block_shapes(out):
     i, j = xpuc.get_global_id(0), xpuc.get_global_id(1)
     out[i, j, 0] = xpuc.get_local_size(0)

@@ -325,7 +325,8 @@ def _lower_to_nvvm(module: ir.Module) -> None:
     """The nvvm stage of parfor and explicit kernels alike, once their launch
     is settled (and the plan read: the rewrites here add casts to the host
     code, which it does not read)."""
-    from . import nvvm_rewrites, spirv_to_nvvm
+    from . import contiguous_x, nvvm_rewrites, spirv_to_nvvm
+    contiguous_x.mark_contiguous_x(module)
     nvvm_rewrites.private_arrays_in_default_memory(module)
     spirv_to_nvvm.spirv_ops_to_llvm(module)
     nvvm_rewrites.native_float_adds(module)

@@ -54,6 +54,7 @@ static const struct {
     ENTRY(cuPointerGetAttribute, "cuPointerGetAttribute"),
     ENTRY(cuModuleLoadDataEx, "cuModuleLoadDataEx"),
     ENTRY(cuModuleGetFunction, "cuModuleGetFunction"),
+    ENTRY(cuModuleGetGlobal, "cuModuleGetGlobal_v2"),
     ENTRY(cuOccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize"),
     ENTRY(cuLaunchKernel, "cuLaunchKernel"),
 };

@@ -13,6 +13,7 @@
 #include "xpuc_cuda.h"
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -63,6 +64,8 @@ typedef struct {
     CUresult (*cuModuleLoadDataEx)(CUmodule *module, const void *image, unsigned count,
                                    int *options, void **values);
     CUresult (*cuModuleGetFunction)(CUfunction *function, CUmodule module, const char *name);
+    CUresult (*cuModuleGetGlobal)(CUdeviceptr *address, size_t *bytes, CUmodule module,
+                                  const char *name);
     CUresult (*cuOccupancyMaxPotentialBlockSize)(int *min_grid, int *block, CUfunction function,
                                                  CUoccupancyB2DSize shared_per_block,
                                                  size_t dynamic_shared, int block_limit);
@@ -101,6 +104,9 @@ typedef struct cached_kernel {
     struct cached_kernel *next;
     CUfunction function;
     int block_size; /* the occupancy calculator's, found at the first launch */
+    /* Its accesses move by one element as x does: blocks a warp wide
+     * (XPUC_CUDA_X_CONTIGUOUS_SUFFIX). */
+    bool x_contiguous;
     char name[];
 } cached_kernel;
 

@@ -48,24 +48,31 @@ static int spread_block(int block_size, int64_t items, int32_t multiprocessors)
     return spread < block_size ? (int)spread : block_size;
 }
 
-/* The width along x of a multi-dimensional launch's block: a quarter of a
- * warp, the rest of the block along y (then z). x is the innermost index, so
- * a warp's 8 work-items of a row still touch neighbouring memory (whole
- * 32-byte sectors of float32 stores), and a warp spans 4 rows: where each
- * work-item reads rows of both indices (pairwise distances, out[i, j] from
- * points[i, :] and points[j, :]), a warp's load touches 8 + 4 rows, not the
- * 32 + 1 of a warp along x, and L1's wavefronts per load are what bound
- * that kernel (ncu on an H100, 4096 x 16 float32 points: 98% L1 throughput
- * in blocks of 256 x 1 and of 32 x 8, 716 us; 280 us in blocks of 8 x 32). */
+/* The width along x of a multi-dimensional launch's block, the rest of it
+ * along y (then z); x is the innermost index.
+ * - A kernel whose accesses move by one element as x does (a stencil's
+ *   grid[i, j + 1]; passes/contiguous_x.py marks it) gets a whole warp: a
+ *   warp's load is then 32 neighbouring elements, where 4 runs of 8 would
+ *   each begin a sector (H100, Jacobi 2048^2, 50 steps: float32 0.946 ms
+ *   against 1.117 for 8 wide).
+ * - Any other gets a quarter of a warp: its 8 work-items of a row still
+ *   touch neighbouring memory (whole 32-byte sectors of float32 stores), and
+ *   a warp spans 4 rows. Where each work-item reads rows of both indices
+ *   (pairwise distances, out[i, j] from points[i, :] and points[j, :]), a
+ *   warp's load touches 8 + 4 rows, not the 32 + 1 of a warp along x, and
+ *   L1's wavefronts per load are what bound that kernel (ncu on an H100,
+ *   4096 x 16 float32 points: 98% L1 throughput in blocks of 256 x 1 and of
+ *   32 x 8, 716 us; 280 us in blocks of 8 x 32). */
 #define TILE_X (WARP / 4)
 
 /* The block the runtime picks for a range, of at most `block_size` threads.
- * A 1-D range fills it along x. A larger range takes at most TILE_X along x
+ * A 1-D range fills it along x. A larger range takes at most `tile_x` along x
  * (fewer when the range is narrower), fills y, then z, and widens x by
  * doubling while the block has room (a range of one or a few rows). */
-static void pick_block(int block_size, const int64_t *global, int32_t ndim, int64_t *block)
+static void pick_block(int block_size, int tile_x, const int64_t *global, int32_t ndim,
+                       int64_t *block)
 {
-    int64_t width = ndim == 1 || block_size < TILE_X ? block_size : TILE_X;
+    int64_t width = ndim == 1 || block_size < tile_x ? block_size : tile_x;
     block[0] = global[0] < width ? global[0] : width;
     int64_t others = 1;
     for (int32_t i = 1; i < ndim; i++) {
@@ -151,8 +158,8 @@ int xpuc_cuda_launch(xpuc_cuda_device *device, void *stream, const void *ptx, in
             int64_t items = 1;
             for (int32_t i = 0; i < ndim; i++)
                 items *= global[i];
-            pick_block(spread_block(kernel->block_size, items, device->multiprocessors), global,
-                       ndim, block);
+            pick_block(spread_block(kernel->block_size, items, device->multiprocessors),
+                       kernel->x_contiguous ? WARP : TILE_X, global, ndim, block);
         }
         for (int32_t i = 0; i < ndim; i++) {
             grid[i] = (global[i] + block[i] - 1) / block[i];

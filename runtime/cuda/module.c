@@ -46,6 +46,17 @@ static int load_module(xpuc_cuda_device *device, const void *ptx, int64_t length
     return XPUC_OK;
 }
 
+/* Whether the module defines the global `kernel_name` + `suffix`. */
+static bool has_global(CUmodule module, const char *kernel_name, const char *suffix)
+{
+    char name[512];
+    if (snprintf(name, sizeof name, "%s%s", kernel_name, suffix) >= (int)sizeof name)
+        return false;
+    CUdeviceptr address;
+    size_t bytes;
+    return driver()->cuModuleGetGlobal(&address, &bytes, module, name) == 0;
+}
+
 int get_kernel(xpuc_cuda_device *device, const void *ptx, int64_t length, uint64_t hash,
                const char *kernel_name, cached_kernel **out)
 {
@@ -83,6 +94,8 @@ int get_kernel(xpuc_cuda_device *device, const void *ptx, int64_t length, uint64
         else {
             kernel->function = function;
             strcpy(kernel->name, kernel_name);
+            kernel->x_contiguous = has_global(module->module, kernel_name,
+                                              XPUC_CUDA_X_CONTIGUOUS_SUFFIX);
             kernel->next = module->kernels;
             module->kernels = kernel;
         }

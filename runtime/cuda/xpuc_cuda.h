@@ -15,6 +15,11 @@
 
 #include <stdint.h>
 
+/* A PTX module's global named its kernel's name and this suffix says that
+ * the kernel's accesses move by one element as x does: its launches get
+ * blocks a warp wide along x (passes/contiguous_x.py). */
+#define XPUC_CUDA_X_CONTIGUOUS_SUFFIX "__xpuc_x_contiguous"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
