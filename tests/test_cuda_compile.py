@@ -86,14 +86,17 @@ def test_stages_keep_their_texts():
 
 def test_arrays_are_bare_pointers_and_extents_arrive_last():
     """The SPIR-V kernels' ABI (one pointer per array, sizes as separate
-    arguments, read off the launch), plus the range's extent: the launch plan
-    passes it, the kernel compares its global id with it."""
+    arguments, read off the launch), plus the iteration count of a kernel
+    that runs several iterations a thread (coarsening.py) and the range's
+    extent: the launch plan passes it, the kernel compares its global id with
+    it."""
     lowered = lower(source("math_f32"), SM90)
     (launch,) = lowered.plan.launches
     spirv_launch, = lower(source("math_f32"), Target()).plan.launches
-    assert launch.args[:-1] == spirv_launch.args
-    extent, kind = launch.args[-1]
+    assert launch.args[:-2] == spirv_launch.args
+    (total, total_kind), (extent, kind) = launch.args[-2:]
     assert kind is ArgKind.I64 and extent == launch.grid[0]
+    assert total_kind is ArgKind.I64 and total == spirv_launch.grid[0]
     parameters = kernel_parameters(lowered.ptx.decode(), launch.kernel_name)
     ptx_types = {ArgKind.PTR: "u64", ArgKind.I64: "u64", ArgKind.F32: "f32"}
     assert parameters == [ptx_types[kind] for _, kind in launch.args]

@@ -108,14 +108,15 @@ def add_index_arguments(kernel: ir.Operation, count: int) -> list[ir.Value]:
     return added
 
 
-def add_launch_operands(launch: ir.Operation, operands: list[ir.Value]) -> None:
+def add_launch_operands(launch: ir.Operation, operands: list[ir.Value],
+                        grid_x: ir.Value | None = None) -> None:
     """Replace ``launch`` with the same launch passing ``operands`` after its
-    kernel operands."""
+    kernel operands (and over ``grid_x`` blocks along x, if given)."""
     view = launch.opview
     with launch.location, ir.InsertionPoint(launch):
         gpu.LaunchFuncOp(
             ir.SymbolRefAttr(launch.attributes["kernel"]).value,
-            (view.gridSizeX, view.gridSizeY, view.gridSizeZ),
+            (view.gridSizeX if grid_x is None else grid_x, view.gridSizeY, view.gridSizeZ),
             (view.blockSizeX, view.blockSizeY, view.blockSizeZ),
             kernel_operands=[*view.kernelOperands, *operands])
     launch.erase()

@@ -50,6 +50,7 @@ from mlir.dialects import gpu
 from ..errors import UnsupportedError, XpucError
 from . import (
     aligned_lanes,
+    coarsening,
     counted_loops,
     disjoint,
     gpu_rewrites,
@@ -216,6 +217,12 @@ def _map_to_gpu(module: ir.Module, target: Target, lowered: Lowered) -> ir.Modul
     if target.vectorizes_work_items:
         # after RANGES, which proved the subscripts' facts from the ids' bounds
         aligned_lanes.offset_streaming_ids(module)
+    if target.work_item_bytes_in_flight:
+        # after RANGES, which simplified the bodies knowing their ids below
+        # MAX_WORK_ITEMS; before unswitch, whose kernel copies take the same
+        # arguments (a kernel over views, which branches on its strides,
+        # stores first and is left as it is)
+        coarsening.coarsen_streaming_kernels(module, target.work_item_bytes_in_flight)
     unswitch.split_on_unit_arguments(module)
     lane_strides.mark_row_walks(module)
     if target.vectorizes_work_items:

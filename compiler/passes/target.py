@@ -53,6 +53,10 @@ class Target:
     # dimension of its kernel (frontend/inner_loops.py): a GPU wants a thread
     # per (i, j) where a prange over rows gives it a few long ones
     parallel_inner_loops: bool = False
+    # bytes of loads each work-item of a streaming kernel should have in flight:
+    # a 1-D kernel that loads before it stores runs as many iterations per
+    # work-item as that takes (coarsening.py). 0: one iteration a work-item
+    work_item_bytes_in_flight: int = 0
     # the device family, which picks the stage table's tail (stages_for):
     # "sycl" (SPIR-V for a SYCL runtime) or "cuda" (PTX for the CUDA driver)
     family: str = "sycl"
