@@ -12,10 +12,11 @@ from .passes import Target
 # lay their lanes out by (Target.vector_lanes)
 _WARP = 32
 # bytes of loads a thread of a streaming kernel keeps in flight (coarsening.py):
-# on an H100 full of threads, a float64 triad's 16 (two loads) reached 95% of
-# the copy bandwidth and a float32 triad's 8 reached 83%, so twice the 16; the
-# architectures before it have less bandwidth per resident thread
-_BYTES_IN_FLIGHT = 32
+# on an H100 full of threads a float64 triad's 16 (two loads a thread) ran at
+# the copy bandwidth and a float32 triad's 8 at 79% of it; two float32
+# iterations a thread (16 bytes) took it to 92%, four (32 bytes) to 89%
+# (docs/performance.md, CUDA run 12)
+_BYTES_IN_FLIGHT = 16
 # the threads of a reduction kernel's block (Target.reduction_group_size):
 # 8 warps, whose results meet in shared memory
 _REDUCTION_BLOCK = 256

@@ -1,10 +1,8 @@
 # ptx stage of a 1-D loop for an NVIDIA GPU, compiled without one (--arch
-# sm_90): threads in the runtime's blocks, rounded up, so each thread
-# compares its global id with the range's extent, the last argument, after
-# the arrays (each array one bare pointer, as in the SPIR-V kernels) and the
-# iteration count (each thread runs two iterations of three float32 loads,
-# ptx-coarsened.py); floats rounded op by op, never contracted into an fma
-# (NumPy's results).
+# sm_90): one thread per iteration in the runtime's blocks, rounded up, so
+# each thread compares its global id with the range's extent, an argument
+# after the arrays (each array one bare pointer, as in the SPIR-V kernels);
+# floats rounded op by op, never contracted into an fma (NumPy's results).
 # RUN: %xpuc compile %s --arch sm_90 --emit ptx | filecheck %s
 # RUN: %xpuc compile %s --arch sm_90 | filecheck %s --check-prefix=SUMMARY
 
@@ -23,10 +21,9 @@ def fma(a, b, c):
 # CHECK-NEXT: .param .u64 .ptr .align 1 fma_parfor0_kernel_param_1,
 # CHECK-NEXT: .param .u64 .ptr .align 1 fma_parfor0_kernel_param_2,
 # CHECK-NEXT: .param .u64 .ptr .align 1 fma_parfor0_kernel_param_3,
-# CHECK-NEXT: .param .u64 fma_parfor0_kernel_param_4,
-# CHECK-NEXT: .param .u64 fma_parfor0_kernel_param_5
+# CHECK-NEXT: .param .u64 fma_parfor0_kernel_param_4
 # CHECK-NEXT: )
-# CHECK: ld.param.b64 %[[N:rd[0-9]+]], [fma_parfor0_kernel_param_5];
+# CHECK: ld.param.b64 %[[N:rd[0-9]+]], [fma_parfor0_kernel_param_4];
 # CHECK: mov.u32 %{{r[0-9]+}}, %ctaid.x;
 # CHECK: mov.u32 %{{r[0-9]+}}, %ntid.x;
 # CHECK: mov.u32 %{{r[0-9]+}}, %tid.x;

@@ -242,6 +242,40 @@ def test_prange_with_an_inner_loop_writes_cupy_arrays_in_place(cp):
 
 
 @xpuc.jit
+def _triad(a, b, c, scalar):
+    for i in numba.prange(a.shape[0]):
+        a[i] = b[i] + scalar * c[i]
+
+
+@xpuc.jit
+def _row_norms(a, out):
+    for i in numba.prange(a.shape[0]):
+        total = 0.0
+        for j in range(a.shape[1]):
+            total += a[i, j] * a[i, j]
+        out[i] = np.sqrt(total)
+
+
+@cuda
+@pytest.mark.parametrize("n", [1, 2, 3, 1001, 1_000_003])
+def test_streaming_kernels_run_several_iterations_a_thread(cp, n):
+    """float32 triad and row norms, two and four iterations a thread
+    (passes/coarsening.py), over trip counts neither factor divides."""
+    rng = np.random.default_rng(n)
+    b, c = rng.random(n).astype(np.float32), rng.random(n).astype(np.float32)
+    a = cp.zeros(n, np.float32)
+    _triad(a, cp.asarray(b), cp.asarray(c), np.float32(2.5))
+    np.testing.assert_array_equal(cp.asnumpy(a), b + np.float32(2.5) * c)
+    rows = rng.random((n, 3)).astype(np.float32)
+    out = cp.zeros(n, np.float32)
+    _row_norms(cp.asarray(rows), out)
+    np.testing.assert_allclose(cp.asnumpy(out), np.sqrt((rows.astype(np.float64) ** 2).sum(1)),
+                               rtol=1e-6)
+    for function in (_triad, _row_norms):
+        assert "arith.ceildivui" in function.inspect_mlir("gpu")
+
+
+@xpuc.jit
 def _pairwise(points, out):
     for i in numba.prange(points.shape[0]):
         for j in range(points.shape[0]):

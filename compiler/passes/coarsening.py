@@ -3,8 +3,8 @@ of all of them issued before the first store.
 
 A parfor kernel runs one iteration per work-item. On a GPU a float32 triad
 then has 8 bytes of loads in flight per thread, and an H100 full of such
-threads reached 83% of its copy bandwidth where a float64 triad (16 bytes)
-reached 95%: the memory's latency times its bandwidth is more than the
+threads ran at 79% of its copy bandwidth where a float64 triad (16 bytes)
+ran at all of it: the memory's latency times its bandwidth is more than the
 threads hold. So, on a Target that asks for it
 (``Target.work_item_bytes_in_flight``), a 1-D kernel that loads before it
 stores becomes a kernel over ``G = ceil(n / K)`` work-items, work-item ``g``
@@ -39,7 +39,7 @@ from .ir_queries import (
 from .launch_plan import is_range_launch
 
 # the most iterations a work-item runs: each copy's values live at once
-# (registers), and 8 copies already keep 32 bytes of float32 loads in flight
+# (registers), and 8 copies of one float32 load already keep 32 bytes in flight
 MOST_ITERATIONS = 8
 
 # what a kernel may hold to be coarsened: arithmetic, loads and stores, and
