@@ -54,7 +54,20 @@ def _writes(op: ir.Operation) -> bool:
     return any(nested.name == "memref.store" for nested in nested_ops(op))
 
 
+def _split(kernel: ir.Operation) -> tuple[list[ir.Operation], list[ir.Operation]] | None:
+    """The ops of ``kernel``'s body (its terminator aside) before the first
+    that stores, but its global id, and the rest; None unless the kernel
+    reads one global id, before its first store."""
+    ids = ops_named(kernel, "gpu.global_id")
+    *body, _ = kernel.regions[0].blocks[0].operations
+    first_write = next((i for i, op in enumerate(body) if _writes(op)), len(body))
+    if len(ids) != 1 or ids[0] not in body[:first_write]:
+        return None
+    return [op for op in body[:first_write] if op != ids[0]], body[first_write:]
+
+
 def _element_bytes(load: ir.Operation) -> int:
+    """The bytes of a load's element (an index or a complex number counted as 8)."""
     element = ir.MemRefType(load.operands[0].type).element_type
     return max(getattr(element, "width", 64) // 8, 1)
 
@@ -141,20 +154,18 @@ class _Copies:
                 self.varying.add(result)
 
 
-def _iterations(kernel: ir.Operation, prefix: list[ir.Operation], global_id: ir.Value,
-                bytes_in_flight: int) -> int:
+def _iterations(kernel: ir.Operation, bytes_in_flight: int) -> int:
     """The iterations a work-item of ``kernel`` should run: enough for
     ``bytes_in_flight`` bytes of the loads of what each iteration computes
-    before its first store (``prefix``), at most MOST_ITERATIONS; 1 where
-    the kernel is not one to coarsen."""
-    for op in nested_ops(kernel)[1:]:
-        if op.name not in _OPS and not op.name.startswith(_DIALECTS):
-            return 1
-    ids = [op for op in nested_ops(kernel) if op.name == "gpu.global_id"]
-    if len(ids) != 1 or ids[0].results[0] != global_id:
+    before its first store, at most MOST_ITERATIONS; 1 where the kernel is
+    not one to coarsen."""
+    split = _split(kernel)
+    if split is None or any(op.name not in _OPS and not op.name.startswith(_DIALECTS)
+                            for op in nested_ops(kernel)[1:]):
         return 1
+    prefix, _ = split
     copies = _Copies(1)
-    copies.varying.add(global_id)
+    copies.varying.add(ops_named(kernel, "gpu.global_id")[0].results[0])
     loaded = 0
     for op in prefix:
         if copies.varies(op):
@@ -169,14 +180,11 @@ def _iterations(kernel: ir.Operation, prefix: list[ir.Operation], global_id: ir.
 def _coarsen(kernel: ir.Operation, count: int) -> None:
     """Make ``kernel`` run ``count`` iterations per work-item (see the module's
     docstring); its new last argument is the iteration count n."""
-    entry = kernel.regions[0].blocks[0]
     (global_id_op,) = ops_named(kernel, "gpu.global_id")
     global_id = global_id_op.results[0]
+    prefix, suffix = _split(kernel)
+    terminator = list(kernel.regions[0].blocks[0].operations)[-1]
     (total,) = add_index_arguments(kernel, 1)
-    *body, terminator = entry.operations
-    first_write = next((i for i, op in enumerate(body) if _writes(op)), len(body))
-    prefix = [op for op in body[:first_write] if op != global_id_op]
-    suffix = body[first_write:]
     index = ir.IndexType.get()
     copies = _Copies(count)
     copies.varying.add(global_id)
@@ -190,7 +198,7 @@ def _coarsen(kernel: ir.Operation, count: int) -> None:
         for copy, iteration in enumerate(iterations):
             copies.maps[copy][global_id] = (
                 iteration if copy == 0 else arith.minui(iteration, last))
-    with ir.InsertionPoint(body[first_write] if suffix else terminator):
+    with ir.InsertionPoint(suffix[0] if suffix else terminator):
         copies.emit(prefix)
     with ir.InsertionPoint(terminator), global_id_op.location:
         for copy, iteration in enumerate(iterations):
@@ -225,12 +233,9 @@ def coarsen_streaming_kernels(module: ir.Module, bytes_in_flight: int) -> None:
             continue
         _, name = ir.SymbolRefAttr(launch.attributes["kernel"]).value
         kernel = kernels[name]
-        ids = ops_named(kernel, "gpu.global_id")
-        if len(ids) != 1 or aligned_lanes.ALIGNS in kernel.attributes:
-            continue  # (the host splits an aligned kernel's range in parts)
-        entry = list(kernel.regions[0].blocks[0].operations)[:-1]
-        first_write = next((i for i, op in enumerate(entry) if _writes(op)), len(entry))
-        count = _iterations(kernel, entry[:first_write], ids[0].results[0], bytes_in_flight)
+        if aligned_lanes.ALIGNS in kernel.attributes:
+            continue  # the host splits an aligned kernel's range in parts
+        count = _iterations(kernel, bytes_in_flight)
         if count < 2:
             continue
         _coarsen(kernel, count)
