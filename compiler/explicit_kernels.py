@@ -25,7 +25,7 @@ from numba.core.typing.typeof import Purpose
 
 from . import passes, runtime, targets
 from .device import device_of, get_current_queue, runtime_queue
-from .errors import XpucError, placement_error
+from .errors import UnsupportedError, XpucError, placement_error
 from .frontend.float32_typing import python_float_type
 from .frontend.host_lowering import compile_to_spirv
 from .frontend.kernel_api_calls import KernelApiLaunch
@@ -211,8 +211,13 @@ class KernelFunction:
                 func_ir, typemap, calltypes = type_kernel(self.py_func, argtypes, target.fp64,
                                                           kernel_api)
                 module = translate_kernel(func_ir, typemap, calltypes, self._name, ndim)
-                lowered = compile_to_spirv(self._name, module.mlir, target,
-                                           passes.stages_for(target, kernel=True))
+                try:
+                    lowered = compile_to_spirv(self._name, module.mlir, target,
+                                               passes.stages_for(target, kernel=True))
+                except UnsupportedError as error:  # what the device cannot run (no fp64)
+                    code = self.py_func.__code__
+                    raise UnsupportedError(f"{code.co_filename}:{code.co_firstlineno}: "
+                                           f"{self.py_func.__qualname__}: {error}") from None
                 compiled = self._compiled[key] = _Compiled(
                     module, lowered, runtime.spirv_hash(lowered.binary))
         return compiled

@@ -14,8 +14,9 @@ def widened(a):
     for i in numba.prange(a.shape[0]):
         a[i] = np.float64(a[i]) * 3.0
 
-# CHECK: error-fp64-arch.py:14: spirv stage: kernel 'widened_parfor0_kernel' uses f64
+# CHECK: error-fp64-arch.py:14: the kernel uses f64 (a value widened to f64
 # CHECK-SAME: at {{.*}}error-fp64-arch.py:15), but dg2 has no fp64
+# CHECK-SAME: (while lowering to SPIR-V)
 # CHECK-NOT: Traceback
 # PVC: spirv.module @__spv__widened_parfor0_kernel Physical64 OpenCL
 # PVC-SAME: requires #spirv.vce<v1.0, [{{.*}}Float64{{.*}}], []>

@@ -282,13 +282,13 @@ def float64_scratch(a):
 
 @pytest.mark.parametrize("function, dtype, text, construct", [
     (float64_array, np.float64, "return a * 2.0",
-     "uses f64 (an f64 argument, an array or number from outside the loop: gpu.func at"),
+     "uses f64 (an f64 argument, an array or number from outside the loop at"),
     (float64_value, np.float32, "np.float64(a[i]) / 3",
-     "uses f64 (a value widened to f64: arith.extf at"),
+     "uses f64 (a value widened to f64 at"),
     (integer_division, np.float32, "i / a.shape[0]",
-     "uses f64 (an integer converted to f64: arith.sitofp at"),
+     "uses f64 (an integer converted to f64 at"),
     (float64_scratch, np.float32, "pair = np.zeros(2)",
-     "uses f64 (an f64 array made in the loop: memref.alloca at"),
+     "uses f64 (an f64 array made in the loop at"),
 ])
 def test_float64_is_refused_before_any_build(no_fp64, function, dtype, text, construct):
     xpuc.reset_stats()
@@ -311,8 +311,10 @@ def test_float64_in_a_kernel_is_refused(no_fp64):
         i = xpuc.get_global_id(0)
         a[i] = i / n
 
-    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError,
-                                                    match=r"uses f64 .*has no fp64"):
+    line = halves.__code__.co_firstlineno
+    with xpuc.device_context(DEVICE), pytest.raises(
+            xpuc.UnsupportedError, match=rf"^{__file__}:{line}: test_float64_in_a_kernel_is_refused"
+                                         r"\.<locals>\.halves: the kernel uses f64 .*has no fp64"):
         xpuc.kernel(halves)[4](np.zeros(4, dtype=np.float32), 4)
 
 
@@ -418,8 +420,8 @@ def test_float64_code_builds_for_pvc_and_is_refused_for_dg2(tmp_path):
     refused = compile_command(module, "--arch", "dg2")
     assert refused.returncode == 1
     assert refused.stdout == ""
-    assert f"{module}:7: spirv stage: kernel 'twice_parfor0_kernel' uses f64" in refused.stderr
-    assert "but dg2 has no fp64" in refused.stderr
+    assert f"{module}:7: the kernel uses f64" in refused.stderr
+    assert "but dg2 has no fp64" in refused.stderr and "stage" not in refused.stderr
     assert "Traceback" not in refused.stderr
 
 

@@ -120,5 +120,5 @@ def test_an_error_in_a_later_stage_names_the_users_line(monkeypatch):
 
     lines, first = inspect.getsourcelines(sines.py_func)
     line = first + next(k for k, text in enumerate(lines) if "np.sin" in text)
-    with pytest.raises(xpuc.XpucError, match=rf'(?s)spirv stage: .*"{__file__}":{line}:'):
+    with pytest.raises(xpuc.XpucError, match=rf'(?s)\(the spirv stage\): .*"{__file__}":{line}:'):
         offload(sines, np.ones(8))

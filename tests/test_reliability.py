@@ -534,7 +534,8 @@ def test_invalid_ir_inside_a_stage_is_an_error_naming_stage_and_op():
         else:
             raise AssertionError("invalid IR went through")
     """)
-    assert result.stdout.startswith("gpu stage: ")
+    assert result.stdout.startswith(
+        "internal error while mapping the loop onto work-items (the gpu stage): ")
     assert "'arith.addi' op" in result.stdout
 
 

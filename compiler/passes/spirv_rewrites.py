@@ -144,9 +144,10 @@ def check_float_support(module: ir.Module, target: Target) -> None:
         # a rank-0 alloca is a variable's slot (translation.py), not an array
         scalar_slot = isinstance(value_type, ir.MemRefType) and value_type.rank == 0
         what = _FLOAT_USES.get("variable" if scalar_slot else op.name, "").format(float_type)
+        # the module's one kernel: the caller names it (the loop's line, the kernel's name)
         raise UnsupportedError(
-            f"kernel '{symbol_name(kernel)}' uses {float_type} ("
-            + (f"{what}: " if what else "") + op.name + (f" at {where}" if where else "")
+            f"the kernel uses {float_type} (" + (what or op.name)
+            + (f" at {where}" if where else "")
             + f"), but {target.name} has no {aspect}" + _FP64_ADVICE * (aspect == "fp64"))
 
 

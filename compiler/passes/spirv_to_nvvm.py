@@ -59,8 +59,8 @@ def spirv_ops_to_llvm(module: ir.Module) -> None:
             if op.name.startswith("spirv.") and op.name not in _RULES:
                 where = source_line(op.location)
                 raise UnsupportedError(
-                    f"{f'{where}: ' if where else ''}kernel '{symbol_name(kernel)}' uses "
-                    f"{op.name}, which has no CUDA lowering")
+                    f"the kernel uses {op.name}{f' (at {where})' if where else ''}, "
+                    "which has no CUDA lowering")
     # an array passed again as a pointer for its atomics (a parfor's launch
     # passes a SPIR-V pointer of the host code)
     retype_kernel_arguments(module, _llvm_pointer, _unrealized_cast)

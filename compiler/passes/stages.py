@@ -130,6 +130,8 @@ class Stage:
     name: str
     # (module, target, lowered) -> module; may record products on ``lowered``
     run: Callable[[ir.Module, Target, Lowered], ir.Module]
+    # what the stage does, as a failure's message says it ("while ...")
+    doing: str
     # what the stage's text is, once it ran: the module's MLIR unless told
     shown: Callable[[ir.Module, Lowered], str] | None = None
 
@@ -355,24 +357,25 @@ def _ptx_text(module: ir.Module, lowered: Lowered) -> str:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("linalg", _structure),
-    Stage("gpu", _map_to_gpu),
-    Stage("spirv", _to_spirv),
-    Stage("spv", _serialize),
+    Stage("linalg", _structure, "structuring the loop"),
+    Stage("gpu", _map_to_gpu, "mapping the loop onto work-items"),
+    Stage("spirv", _to_spirv, "lowering to SPIR-V"),
+    Stage("spv", _serialize, "serializing SPIR-V"),
 )
 
 # An explicit kernel starts as the frontend's gpu.func (no loops to map).
 KERNEL_STAGES: tuple[Stage, ...] = (
-    Stage("gpu", _structure_kernel),
-    Stage("spirv", _to_spirv),
-    Stage("spv", _serialize),
+    Stage("gpu", _structure_kernel, "structuring the kernel"),
+    Stage("spirv", _to_spirv, "lowering to SPIR-V"),
+    Stage("spv", _serialize, "serializing SPIR-V"),
 )
 
 
 # A CUDA device's tail, after the same gpu stage.
-_PTX = Stage("ptx", _to_ptx, shown=_ptx_text)
-CUDA_STAGES: tuple[Stage, ...] = (*STAGES[:2], Stage("nvvm", _to_nvvm), _PTX)
-CUDA_KERNEL_STAGES: tuple[Stage, ...] = (KERNEL_STAGES[0], Stage("nvvm", _kernel_to_nvvm), _PTX)
+_PTX = Stage("ptx", _to_ptx, "compiling to PTX", shown=_ptx_text)
+CUDA_STAGES: tuple[Stage, ...] = (*STAGES[:2], Stage("nvvm", _to_nvvm, "lowering to NVVM"), _PTX)
+CUDA_KERNEL_STAGES: tuple[Stage, ...] = (
+    KERNEL_STAGES[0], Stage("nvvm", _kernel_to_nvvm, "lowering to NVVM"), _PTX)
 
 # The stage tables by the name a reproducer file records (``xpuc opt --stages``).
 STAGE_TABLES: dict[str, tuple[Stage, ...]] = {
@@ -402,10 +405,11 @@ def lower(module_text: str, target: Target, until: str | None = None,
     unless told) up to ``until`` (the last, unless told), keeping the text
     after each stage unless told not to.
 
-    A stage that fails raises an XpucError naming it; unless the failure is a
-    construct the device cannot run (UnsupportedError, the user's to change),
-    its input is written to a file and the error ends with the command that
-    reproduces the failure from it (``xpuc opt``)."""
+    A construct the device cannot run (UnsupportedError, the user's to change)
+    is refused as the stage said it, with what the stage was doing at the end
+    ("while lowering to SPIR-V"). Any other failure is xpuc's own: its
+    XpucError names the stage, whose input is written to a file, and ends with
+    the command that reproduces the failure from it (``xpuc opt``)."""
     stages = stages or stages_for(target)
     names = [stage.name for stage in stages]
     until = until or names[-1]
@@ -423,11 +427,12 @@ def lower(module_text: str, target: Target, until: str | None = None,
                 module = stage.run(module, target, lowered)
                 module.operation.verify()  # a stage may end with a Python rewrite
             except (ir.MLIRError, XpucError) as error:
-                failure = error if isinstance(error, XpucError) else XpucError(str(error))
-                message = f"{stage.name} stage: {failure}"
-                if not isinstance(error, UnsupportedError):
-                    message += _reproducer(module_text, target, stages, names[first], stage.name)
-                raise type(failure)(message) from error
+                if isinstance(error, UnsupportedError):
+                    raise UnsupportedError(f"{error} (while {stage.doing})") from None
+                message = (f"internal error while {stage.doing} (the {stage.name} stage): "
+                           f"{error}")
+                message += _reproducer(module_text, target, stages, names[first], stage.name)
+                raise XpucError(message) from error
             if keep_texts:
                 lowered.texts[stage.name] = (stage.shown(module, lowered) if stage.shown
                                              else str(module))
