@@ -917,18 +917,22 @@ def test_slices_of_a_row_with_other_bounds_as_numpy(function, args, inputs):
 
 
 @pytest.mark.parametrize("inputs", INPUTS)
-@pytest.mark.parametrize("function, args, offset", [
-    (copy_of_fewer_elements, (), 3), (copy_within_rows_at, (6,), 3),
-    (add_shifted_rows, (np.ones((4, 9)),), 2), (fewer_to_tail, (), 3)],
+@pytest.mark.parametrize("function, args, offset, slices", [
+    (copy_of_fewer_elements, (), 3, "'row[2:5]' and 'row[:2]'"),
+    (copy_within_rows_at, (6,), 3, "'row[k + 1:k + 4]' and 'row[k:k + 3]'"),
+    (add_shifted_rows, (np.ones((4, 9)),), 2, "'x[:, 1:]' and 'y[:, :-1]'"),
+    (fewer_to_tail, (), 3, "'row[-3:]' and 'row[:2]'")],
     ids=["row[2:5] = row[0:2]", "clipped at the row's end", "rows of other arrays",
          "row[-3:] = row[:2]"])
-def test_slices_of_different_lengths_raise_before_the_launch(function, args, offset, inputs):
+def test_slices_of_different_lengths_raise_before_the_launch(function, args, offset, slices,
+                                                             inputs):
     """Where NumPy raises ValueError, the host raises Numba's AssertionError
-    naming the line, and nothing is launched."""
+    naming the line and the slices as the user could write them (the
+    dimension they cut), and nothing is launched."""
     with pytest.raises(AssertionError) as error:
         run_on_device(function, np.arange(32.0).reshape(4, 8), *args, inputs=inputs)
     assert str(error.value) == (f"{__file__}:{function.__code__.co_firstlineno + offset}: "
-                                "sizes of a slice and a slice do not match")
+                                f"sizes of {slices} do not match")
     assert xpuc.stats()["kernel_launches"] == 0
 
 
@@ -936,7 +940,7 @@ def test_a_slice_bound_read_from_an_array_is_refused():
     with pytest.raises(xpuc.UnsupportedError) as refusal:
         run_on_device(copy_at_an_element, np.ones((4, 8)), np.array([1]), inputs="numpy")
     assert str(refusal.value).startswith(
-        f"{__file__}:{copy_at_an_element.__code__.co_firstlineno + 3}: the sizes of a slice and "
+        f"{__file__}:{copy_at_an_element.__code__.co_firstlineno + 3}: the sizes of 'row[:3]' and "
         "a slice in a parfor body, which xpuc cannot compare before the launch")
 
 

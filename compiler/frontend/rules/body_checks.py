@@ -125,7 +125,7 @@ def _named(t: Translation, var: ir.Var) -> str:
     """An ``assert_equiv`` operand as a message names it: array analysis
     passes the arrays, or its own variables of their sizes."""
     if _slice_length(t, _defined(t, var)) is not None:
-        return "a slice"
+        return _slice_text(t, var) or "a slice"
     if not isinstance(t.typemap[var.name], types.Array):
         # array analysis's own size variables: ``x_size1`` (x.shape[1]), ``var``
         size = _ANALYSIS_SIZE.match(var.name)
@@ -259,6 +259,19 @@ def _slice_length(t: Translation, definition: object) -> Origin | None:
     """The slice and extent of ``wrap_index(stop, n) - wrap_index(start, n)``
     (or ``- 0``, of a start of 0), the length Numba's array analysis computes
     of a slice, or of that length clipped at 0 (empty_slices.py), else None."""
+    parts = _slice_parts(t, definition)
+    if parts is None:
+        return None
+    start, stop, size = parts
+    is_extent = same_value(t, stop, size)
+    first = None if start is None or _constant(t, start) == 0 else start  # 0 is the default
+    return ((first, False), (stop, is_extent), (None, False)), _size(t, size)
+
+
+def _slice_parts(t: Translation, definition: object
+                 ) -> tuple[ir.Var | None, ir.Var, ir.Var] | None:
+    """``(start, stop, n)`` of a slice length as ``_slice_length`` reads it
+    (start None where array analysis subtracts 0), else None."""
     if (isinstance(definition, ir.Expr) and definition.op == "call" and len(definition.args) == 2
             and getattr(t.typemap[definition.func.name], "typing_key", None) is builtins.max
             and _constant(t, definition.args[1]) == 0):
@@ -273,9 +286,58 @@ def _slice_length(t: Translation, definition: object) -> Origin | None:
     (stop, size), (start, other_size) = wraps[0], wraps[1] or (None, None)
     if not (from_zero or same_value(t, size, other_size)):
         return None
-    is_extent = same_value(t, stop, size)
-    first = None if start is None or _constant(t, start) == 0 else start  # 0 is the default
-    return ((first, False), (stop, is_extent), (None, False)), _size(t, size)
+    return start, stop, size
+
+
+def _slice_text(t: Translation, length: ir.Var) -> str | None:
+    """The slice whose length array analysis computes in ``length`` as the
+    user could write it, cutting the dimension it cuts: ``'row[2:5]'``,
+    ``'x[:, 1:]'`` (of ``x[i, 1:]``), ``'row[-3:]'``; None where its array or
+    a bound has no name in the user's code."""
+    parts = _slice_parts(t, _defined(t, length))
+    if parts is None:
+        return None
+    start, stop, size = parts
+    of_array = _dimension_of(t, _defined(t, size))
+    # else the size of an array from outside the body: ``x_size1``
+    named = _ANALYSIS_SIZE.match(size.name) if of_array is None else None
+    array, axis = (of_array[0].name, of_array[1]) if of_array else \
+        (named["array"], int(named["axis"])) if named else ("$", 0)
+    if array.startswith("$"):
+        return None
+    bounds = ["" if start is None else _bound_text(t, start, size),
+              "" if same_value(t, stop, size) else _bound_text(t, stop, size)]
+    if None in bounds:
+        return None
+    return f"'{user_names([array])}[{':, ' * axis}{bounds[0]}:{bounds[1]}]'"
+
+
+_OPERATORS = {operator.add: "+", operator.sub: "-", operator.mul: "*"}
+
+
+def _bound_text(t: Translation, bound: ir.Var, size: ir.Var, depth: int = 0) -> str | None:
+    """A slice's bound as the user wrote it: a constant, a variable, ``+``,
+    ``-``, ``*`` of those; a negative constant ``c`` that array analysis
+    writes as ``n + c`` of the dimension ``n``, as ``c``; else None."""
+    value = _constant(t, bound)
+    if isinstance(value, int):
+        return str(value)
+    definition = _defined(t, bound)
+    if isinstance(definition, ir.Expr) and definition.op == "binop" and \
+            definition.fn is operator.add and same_value(t, definition.lhs, size):
+        return _bound_text(t, definition.rhs, size, depth + 1)
+    if not bound.name.startswith("$"):
+        return user_names([bound.name])
+    if depth > 4 or not (isinstance(definition, ir.Expr) and definition.op == "binop"
+                         and definition.fn in _OPERATORS):
+        return None
+    operands = [_bound_text(t, var, size, depth + 1) for var in (definition.lhs, definition.rhs)]
+    if None in operands:
+        return None
+    right = operands[1]
+    if isinstance(_defined(t, definition.rhs), ir.Expr) and definition.rhs.name.startswith("$"):
+        right = f"({right})"  # a - (b + c)
+    return f"{operands[0]} {_OPERATORS[definition.fn]} {right}"
 
 
 def _wrapped_index(t: Translation, var: ir.Var) -> tuple[ir.Var, ir.Var] | None:
