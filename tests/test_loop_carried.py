@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from device_support import offload
 from numba import prange
+from numba.core.runtime import _nrt_python, rtsys
 
 import xpuc
 
@@ -431,6 +432,47 @@ def test_a_changed_row_at_a_computed_index_raises_naming_the_line(arrays, monkey
     assert f"{_line_of(add_row_after_k, 'a[i, :] = a[i, :] + a[k + 1, :]')}: " in message
     assert "'a[k + 1, :]'" in message and "order the iterations run in" in message
     assert "$" not in message and "xpuc/" not in message
+
+
+@xpuc.jit
+def add_row_k_and_vector(a, k, v):
+    for i in prange(a.shape[0]):
+        a[i, :] = a[i, :] + a[k, :] + v
+
+
+def _raw_allocations_held() -> int:
+    """NRT's allocations not freed yet, but for meminfos' (arrays')."""
+    stats = rtsys.get_allocation_stats()
+    return (stats.alloc - stats.mi_alloc) - (stats.free - stats.mi_free)
+
+
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_a_raise_between_a_rows_copy_and_its_comparison_frees_the_copy(arrays, monkeypatch):
+    """The size check of ``v`` raises after the host copied 'a[k, :]' and
+    before it compares it: the copy is freed all the same."""
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    a = np.ones((8, 4))
+    a[3] = 0.0  # iteration 3 adds zeros to its row: unchanged
+
+    def call(v: np.ndarray) -> None:
+        if arrays == "dpnp":
+            import dpnp
+
+            add_row_k_and_vector(dpnp.asarray(a), 3, dpnp.asarray(v))
+        else:
+            offload(add_row_k_and_vector, a.copy(), 3, v)
+
+    call(np.zeros(4))  # compiled first: compiling allocates too
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = _raw_allocations_held()
+        for _ in range(3):
+            with pytest.raises(AssertionError, match="do not match"):
+                call(np.zeros(5))
+        held = _raw_allocations_held() - before
+    finally:
+        _nrt_python.memsys_disable_stats()
+    assert held == 0
 
 
 @pytest.mark.parametrize("fn, args, line", [

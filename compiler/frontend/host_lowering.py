@@ -25,7 +25,7 @@ from .literal_arguments import arguments_of
 from .parfor_reductions import Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
-from .shared_hyperplanes import check_hyperplanes, copy_hyperplanes, polynomial_value
+from .shared_hyperplanes import hyperplanes_checked, polynomial_value
 from .translation import KernelParam, SliceLength, composite_of, scalar_items
 from .user_locations import refused_as_user_code
 from .usm import USMArray
@@ -478,7 +478,6 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
 
     for inst in (*parfor.init_block.body, *kernel.host_bounds):
         lowerer.lower_inst(inst)
-    copies = copy_hyperplanes(lowerer, kernel.read_hyperplanes)
 
     def launch() -> None:
         emitter = _HostEmitter(lowerer, kernel, offload.target)
@@ -487,9 +486,9 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
         emitter.copy_back()
         emitter.combine_reductions()
 
-    if host_twin is None:
-        launch()
-    else:
-        host_parfors.lower_with_host_choice(lowerer, parfor, host_twin, kernel.name,
-                                            kernel.arrays.values(), launch)
-    check_hyperplanes(lowerer, copies)
+    with hyperplanes_checked(lowerer, kernel.read_hyperplanes):
+        if host_twin is None:
+            launch()
+        else:
+            host_parfors.lower_with_host_choice(lowerer, parfor, host_twin, kernel.name,
+                                                kernel.arrays.values(), launch)

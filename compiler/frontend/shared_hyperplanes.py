@@ -12,11 +12,15 @@ raises UnsupportedError: the iteration that owns the hyperplane changed what
 the others read. The cost is two copies of the hyperplane and one pass over
 it on the host, no kernel. The host computes the index from its polynomial
 in the function's variables, as the body does. An index out of the array's
-range (the loop then reads no element there) is checked for nothing.
+range (the loop then reads no element there) is checked for nothing. The
+copies are freed on every way out of the code between (``_freed_on_raise``):
+a size check or a failed launch raises by returning from the function.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from llvmlite import ir as llvm
@@ -41,40 +45,70 @@ class _HostCopy:
     first: llvm.Value  # the offset of the hyperplane's first element from start
 
 
-def copy_hyperplanes(lowerer, planes: tuple[ReadHyperplane, ...]) -> list[_HostCopy]:
-    """Copy each hyperplane's elements to host memory, before the loop."""
+@contextlib.contextmanager
+def hyperplanes_checked(lowerer, planes: tuple[ReadHyperplane, ...]) -> Iterator[None]:
+    """Around the lowering of a loop: copy each hyperplane to host memory
+    before it, compare after, and raise where one changed. The copies are
+    freed on every way out, the ways the loop's code raises included."""
+    context, builder = lowerer.context, lowerer.builder
     copies = []
     for plane in planes:
         start, nbytes, shape, strides, first = _extent(lowerer, plane)
-        copy = lowerer.context.nrt.allocate(lowerer.builder, _at_least_one(lowerer, nbytes))
-        _copy_to_host(lowerer, plane, copy, start, nbytes)
+        copy = context.nrt.allocate(builder, _at_least_one(lowerer, nbytes))
         copies.append(_HostCopy(plane, copy, start, nbytes, shape, strides, first))
-    return copies
-
-
-def check_hyperplanes(lowerer, copies: list[_HostCopy]) -> None:
-    """After the loop: raise where a hyperplane's elements changed."""
-    context, builder = lowerer.context, lowerer.builder
+    with _freed_on_raise(lowerer, [held.copy for held in copies]):
+        for held in copies:
+            _copy_to_host(lowerer, held.plane, held.copy, held.start, held.nbytes)
+        yield
+        changed = [_changed(lowerer, held) for held in copies]
     for held in copies:
-        nbtype = lowerer.fndesc.typemap[held.plane.array]
-        after = context.nrt.allocate(builder, _at_least_one(lowerer, held.nbytes))
-        _copy_to_host(lowerer, held.plane, after, held.start, held.nbytes)
-        bits = llvm.IntType(8 * context.get_abi_sizeof(context.get_data_type(nbtype.dtype)))
-        changed = cgutils.alloca_once_value(builder, cgutils.false_bit)
-        with builder.if_then(builder.icmp_signed(">", held.nbytes, I64(0))):
-            with cgutils.loop_nest(builder, held.shape, I64) as indices:
-                offset = held.first
-                for index, stride in zip(indices, held.strides):
-                    offset = builder.add(offset, builder.mul(index, stride))
-                before, now = (builder.load(builder.bitcast(builder.gep(memory, [offset]),
-                                                            bits.as_pointer()))
-                               for memory in (held.copy, after))
-                builder.store(builder.or_(builder.load(changed),
-                                          builder.icmp_unsigned("!=", before, now)), changed)
         context.nrt.free(builder, held.copy)
-        context.nrt.free(builder, after)
-        with cgutils.if_unlikely(builder, builder.load(changed)):
+    for held, differs in zip(copies, changed):
+        with cgutils.if_unlikely(builder, differs):
             context.call_conv.return_user_exc(builder, UnsupportedError, (held.plane.message,))
+
+
+@contextlib.contextmanager
+def _freed_on_raise(lowerer, memory: list[llvm.Value]) -> Iterator[None]:
+    """Free ``memory`` (NRT allocations) before each return of the blocks
+    the code lowered inside makes: Numba's code raises by returning an error
+    code (a size check, a failed launch or copy, a division by zero in the
+    host's copy of the loop), and a loop returns for nothing else."""
+    builder = lowerer.builder
+    blocks_before = set(builder.function.blocks)
+    yield
+    if not memory:
+        return
+    block_now = builder.block
+    for block in builder.function.blocks:
+        if block not in blocks_before and isinstance(block.terminator, llvm.Ret):
+            builder.position_before(block.terminator)
+            for pointer in memory:
+                lowerer.context.nrt.free(builder, pointer)
+    builder.position_at_end(block_now)
+
+
+def _changed(lowerer, held: _HostCopy) -> llvm.Value:
+    """Whether a hyperplane's elements differ now, bit for bit, from its copy."""
+    context, builder = lowerer.context, lowerer.builder
+    nbtype = lowerer.fndesc.typemap[held.plane.array]
+    after = context.nrt.allocate(builder, _at_least_one(lowerer, held.nbytes))
+    with _freed_on_raise(lowerer, [after]):
+        _copy_to_host(lowerer, held.plane, after, held.start, held.nbytes)
+    bits = llvm.IntType(8 * context.get_abi_sizeof(context.get_data_type(nbtype.dtype)))
+    changed = cgutils.alloca_once_value(builder, cgutils.false_bit)
+    with builder.if_then(builder.icmp_signed(">", held.nbytes, I64(0))):
+        with cgutils.loop_nest(builder, held.shape, I64) as indices:
+            offset = held.first
+            for index, stride in zip(indices, held.strides):
+                offset = builder.add(offset, builder.mul(index, stride))
+            before, now = (builder.load(builder.bitcast(builder.gep(memory, [offset]),
+                                                        bits.as_pointer()))
+                           for memory in (held.copy, after))
+            builder.store(builder.or_(builder.load(changed),
+                                      builder.icmp_unsigned("!=", before, now)), changed)
+    context.nrt.free(builder, after)
+    return builder.load(changed)
 
 
 def _extent(lowerer, plane: ReadHyperplane) -> tuple[llvm.Value, llvm.Value, list[llvm.Value],
