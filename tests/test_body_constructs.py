@@ -887,6 +887,13 @@ def fewer_to_tail(x):
     return x
 
 
+def shift_left_to_the_shape(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[:x.shape[1] - 1] = row[1:]
+    return x
+
+
 def copy_of_fewer_elements(x):
     for i in numba.prange(x.shape[0]):
         row = x[i]
@@ -905,9 +912,10 @@ def copy_at_an_element(x, at):
 @pytest.mark.parametrize("function, args", [
     (copy_within_rows, ()), (copy_within_rows_at, (2,)), (copy_within_rows_at, (-6,)),
     (tail_to_head, ()), (head_to_tail, ()),
-    (add_shifted_rows, (np.arange(32.0).reshape(4, 8) + 1.0,))],
+    (add_shifted_rows, (np.arange(32.0).reshape(4, 8) + 1.0,)), (shift_left_to_the_shape, ())],
     ids=["row[2:5] = row[0:3]", "row[k + 1:k + 4] = row[k:k + 3]", "negative k",
-         "row[:3] = row[5:]", "row[-3:] = row[:3]", "x[i, 1:] += y[i, :-1] * 2.0"])
+         "row[:3] = row[5:]", "row[-3:] = row[:3]", "x[i, 1:] += y[i, :-1] * 2.0",
+         "row[:x.shape[1] - 1] = row[1:]"])
 def test_slices_of_a_row_with_other_bounds_as_numpy(function, args, inputs):
     """Each length is a slice of a dimension of an array from outside the
     loop with bounds the same in every iteration: the host compares them

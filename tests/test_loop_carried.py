@@ -435,6 +435,55 @@ def test_a_changed_row_at_a_computed_index_raises_naming_the_line(arrays, monkey
 
 
 @xpuc.jit
+def add_last_row(A):
+    for i in nb.prange(A.shape[0] - 1):
+        A[i, :] = A[i, :] + A[A.shape[0] - 1, :]
+
+
+@xpuc.jit
+def scale_by_last_column(A):
+    for j in nb.prange(A.shape[1] - 1):
+        A[:, j] = A[:, j] * A[:, A.shape[-1] - 1]
+
+
+@xpuc.jit
+def add_row_before_last(A):
+    for i in nb.prange(A.shape[0] - 2):
+        n = A.shape[0]  # read in the body
+        A[i, :] = A[i, :] + A[n - 2, :]
+
+
+@xpuc.jit
+def add_last_row_to_all(A):
+    for i in nb.prange(A.shape[0]):
+        A[i, :] = A[i, :] + A[A.shape[0] - 1, :]
+
+
+@pytest.mark.parametrize("fn", [add_last_row, scale_by_last_column, add_row_before_last],
+                         ids=["A[A.shape[0] - 1, :]", "A[:, A.shape[-1] - 1]",
+                              "n = A.shape[0] in the body, A[n - 2, :]"])
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_a_hyperplane_at_an_index_computed_from_the_shape(fn, arrays, monkeypatch):
+    """The array's dimensions are the same in every iteration (the loop
+    does not assign the array): the host computes the index from them."""
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    A = np.arange(1.0, 49.0).reshape(6, 8)
+    expected = A.copy()
+    fn.py_func(expected)
+    np.testing.assert_array_equal(_run(fn, arrays, A), expected)
+
+
+@pytest.mark.parametrize("arrays", ["numpy in context", "dpnp"])
+def test_a_changed_hyperplane_at_an_index_from_the_shape_is_named_so(arrays, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    with pytest.raises(xpuc.UnsupportedError) as error:
+        _run(add_last_row_to_all, arrays, np.ones((6, 8)))
+    message = str(error.value)
+    assert _line_of(add_last_row_to_all, "A[i, :] = A[i, :] + A[A.shape[0] - 1, :]") in message
+    assert "'A[A.shape[0] - 1, :]'" in message and "order the iterations run in" in message
+
+
+@xpuc.jit
 def add_row_k_and_vector(a, k, v):
     for i in prange(a.shape[0]):
         a[i, :] = a[i, :] + a[k, :] + v

@@ -23,9 +23,10 @@ the hyperplane ``path[k]``: the elements at an index from outside the loop
 (``k``) at a dimension the writes own, which only the iteration owning it
 (``i == k``) may write. The index may be any expression whose value is the
 same in every iteration: a constant (``A[0, :]``), or integer variables from
-outside the loop and constants under ``+``, ``-`` and ``*`` (``A[k + 1, :]``,
-``A[n - 1 - k, :]``), computed in the body or before it; the host computes it
-again, as a polynomial of those variables (IterationOwnership.invariants).
+outside the loop, dimensions of arrays from there and constants under ``+``,
+``-`` and ``*`` (``A[k + 1, :]``, ``A[n - 1 - k, :]``, ``A[A.shape[0] - 1, :]``),
+computed in the body or before it; the host computes it again, as a
+polynomial of those variables and dimensions (IterationOwnership.invariants).
 One that depends on the loop's index or on memory stays refused.
 
 Where every read of the array is the iteration's own or such a hyperplane,
@@ -62,7 +63,14 @@ from .parfor_updates import (
     reads_metadata,
     root_variable,
 )
-from .translation import FrozenPolynomial, Translation, index_of, user_names, where
+from .translation import (
+    FrozenPolynomial,
+    Translation,
+    dimension_of_factor,
+    index_of,
+    user_names,
+    where,
+)
 
 # calls that read an array's shape, no element
 _METADATA_CALLS = {len, array_analysis.assert_equiv}
@@ -213,11 +221,14 @@ def _read_hyperplanes(t: Translation, accesses: dict[str, list[_Access]]
 
 
 def _written(polynomial: FrozenPolynomial) -> str:
-    """A polynomial as the user would write it: ``k + 1``, ``n - k - 1``."""
+    """A polynomial as the user would write it: ``k + 1``, ``n - k - 1``,
+    ``A.shape[0] - 1``."""
     terms = sorted(polynomial, key=lambda term: (not term[0], term[1] < 0, term[0]))
     text = ""
     for names, k in terms:
-        factors = [user_names([name]) for name in names]
+        factors = [user_names([name]) if dimension is None
+                   else f"{user_names([dimension[0]])}.shape[{dimension[1]}]"
+                   for name, dimension in ((name, dimension_of_factor(name)) for name in names)]
         if abs(k) != 1 or not factors:
             factors.insert(0, str(abs(k)))
         sign = ("-" if k < 0 else "") if not text else (" - " if k < 0 else " + ")

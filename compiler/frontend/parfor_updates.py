@@ -51,8 +51,10 @@ from .translation import (
     Translation,
     constant_value,
     described,
+    dimension_of_factor,
     index_of,
     nested_statements,
+    shape_factor,
     where,
 )
 
@@ -197,16 +199,24 @@ class IterationOwnership:
 
     def invariant(self, var: ir.Var) -> FrozenPolynomial | None:
         """``var`` as a polynomial of integer variables from outside the loop
-        when its value is the same in every iteration (constants, such
-        variables and ``+``, ``-``, ``*`` of them, copies followed: ``k + 1``,
-        ``n - 1 - k``, ``0``), else None."""
+        and dimensions of arrays from there when its value is the same in
+        every iteration (constants, such variables and dimensions and ``+``,
+        ``-``, ``*`` of them, copies followed: ``k + 1``, ``n - 1 - k``,
+        ``0``, ``A.shape[0] - 1``), else None."""
         polynomial = self._polynomial(var)
-        if polynomial is None or not all(
-                name in self.t.parfor.params and name not in self.assignments
-                and isinstance(self.t.typemap[name], types.Integer)
-                for names in polynomial for name in names):
+        if polynomial is None or not all(self._from_outside(name)
+                                         for names in polynomial for name in names):
             return None
         return frozenset(polynomial.items())
+
+    def _from_outside(self, factor: str) -> bool:
+        """Whether a polynomial's factor is an integer variable from outside
+        the loop or a dimension of an array from there, which the body does
+        not assign: the host can compute it before the loop."""
+        dimension = dimension_of_factor(factor)
+        name, kind = (factor, types.Integer) if dimension is None else (dimension[0], types.Array)
+        return name in self.t.parfor.params and name not in self.assignments and \
+            isinstance(self.t.typemap[name], kind)
 
     def _index_items(self, index: object) -> list[ir.Var]:
         if not isinstance(index, ir.Var):
@@ -248,6 +258,9 @@ class IterationOwnership:
             return self._polynomial(value)
         if isinstance(value, (ir.Const, ir.Global, ir.FreeVar)) and type(value.value) is int:
             return {(): value.value}
+        dimension = self._dimension(value)
+        if dimension is not None:
+            return {(shape_factor(*dimension),): 1}
         if not (isinstance(value, ir.Expr) and value.op in ("binop", "inplace_binop")
                 and value.fn in _POLYNOMIAL_OPERATORS):
             return None
@@ -261,6 +274,24 @@ class IterationOwnership:
         for (left, j), (right, k) in itertools.product(lhs.items(), rhs.items()):
             product = _sum(product, {tuple(sorted(left + right)): j * k})
         return product
+
+    def _dimension(self, value: object) -> tuple[str, int] | None:
+        """``(A, k)`` where ``value`` is ``A.shape[k]`` of an array ``A``
+        (copies followed, ``k`` a constant, counted from the end where
+        negative), else None."""
+        if not (isinstance(value, ir.Expr) and value.op in ("static_getitem", "getitem")):
+            return None
+        axis = value.index if value.op == "static_getitem" else \
+            constant_value(self.t, value.index)
+        shape = self.t.definition(root_variable(self.t, value.value))
+        if type(axis) is not int or not (isinstance(shape, ir.Expr) and shape.op == "getattr"
+                                         and shape.attr == "shape"):
+            return None
+        array = root_variable(self.t, shape.value).name
+        nbtype = self.t.typemap[array]
+        if not isinstance(nbtype, types.Array) or not -nbtype.ndim <= axis < nbtype.ndim:
+            return None
+        return array, axis % nbtype.ndim
 
     def _loop_owner(self, var: ir.Var) -> str | None:
         """The parfor index across whose iterations the ranges of the serial

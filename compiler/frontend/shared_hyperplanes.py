@@ -29,7 +29,7 @@ from numba.core import cgutils, types
 from ..errors import UnsupportedError
 from .parfor_dependences import ReadHyperplane
 from .runtime_calls import I8P, I32, I64, byte_span, call_runtime
-from .translation import FrozenPolynomial
+from .translation import FrozenPolynomial, dimension_of_factor
 from .usm import USMArray
 
 
@@ -138,15 +138,28 @@ def polynomial_value(lowerer, polynomial: FrozenPolynomial) -> llvm.Value:
     """The i64 value of ``polynomial`` in the function's variables (a
     hyperplane's index, a slice's bound), wrapping as Numba's int64
     arithmetic does."""
-    context, builder = lowerer.context, lowerer.builder
+    builder = lowerer.builder
     value = I64(0)
     for names, coefficient in polynomial:
         term = I64((coefficient + 2**63) % 2**64 - 2**63)
         for name in names:
-            term = builder.mul(term, context.cast(builder, lowerer.loadvar(name),
-                                                  lowerer.fndesc.typemap[name], types.int64))
+            term = builder.mul(term, _factor_value(lowerer, name))
         value = builder.add(value, term)
     return value
+
+
+def _factor_value(lowerer, factor: str) -> llvm.Value:
+    """The i64 value of a polynomial's factor: a variable, or an array's
+    dimension (``shape_factor``)."""
+    context, builder = lowerer.context, lowerer.builder
+    dimension = dimension_of_factor(factor)
+    if dimension is None:
+        return context.cast(builder, lowerer.loadvar(factor), lowerer.fndesc.typemap[factor],
+                            types.int64)
+    array, axis = dimension
+    nbtype = lowerer.fndesc.typemap[array]
+    held = context.make_array(nbtype)(context, builder, value=lowerer.loadvar(array))
+    return cgutils.unpack_tuple(builder, held.shape, nbtype.ndim)[axis]
 
 
 def _at_least_one(lowerer, nbytes: llvm.Value) -> llvm.Value:

@@ -115,8 +115,23 @@ class KernelParam:
 
 
 # an integer polynomial of the function's variables, as its (monomial,
-# coefficient) pairs, a monomial being the sorted names it multiplies
+# coefficient) pairs, a monomial being the sorted names it multiplies: a
+# variable's, or an array's dimension's (``shape_factor``)
 FrozenPolynomial = frozenset[tuple[tuple[str, ...], int]]
+
+
+def shape_factor(array: str, axis: int) -> str:
+    """The factor of a polynomial that is dimension ``axis`` of array
+    ``array``, ``A.shape[0]``: named so, which no variable's name can be."""
+    return f"{array}.shape[{axis}]"
+
+
+def dimension_of_factor(factor: str) -> tuple[str, int] | None:
+    """``(array, axis)`` of a ``shape_factor``; None for a variable's name."""
+    if not factor.endswith("]"):
+        return None
+    array, axis = factor[:-1].rsplit(".shape[", 1)
+    return array, int(axis)
 
 
 @dataclass(frozen=True)
