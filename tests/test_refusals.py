@@ -14,6 +14,7 @@ import dpnp
 import numba
 import numpy as np
 import pytest
+from device_support import DEVICE
 
 import xpuc
 
@@ -201,3 +202,53 @@ def test_an_array_expression_in_a_body_is_refused_as_an_array_made_there():
     expected = [data[(i / 4 <= radius) & (radius < (i + 1) / 4)].mean() for i in range(4)]
     _refused_well_or_right(binned_means, (dpnp.asarray(data), dpnp.asarray(radius), 4),
                            expected, "mask = np.logical_and", "an array made in a parfor body")
+
+
+# ---- constructs no rule translates, named as the user wrote them ----------------
+
+def _makes_a_list(out, src):
+    for i in numba.prange(out.shape[0]):
+        pair = [src[i], 1.0]
+        out[i] = pair[0]
+
+
+def _makes_a_set(out, src):
+    for i in numba.prange(out.shape[0]):
+        seen = {1, 2}
+        out[i] = len(seen) + src[i]
+
+
+def _makes_a_dict(out, src):
+    for i in numba.prange(out.shape[0]):
+        table = {1: src[i]}
+        out[i] = table[1]
+
+
+def _sets_an_attribute(out, src):
+    for i in numba.prange(out.shape[0]):
+        src.shape = (4,)
+        out[i] = 1.0
+
+
+def _enters_object_mode(out, src):
+    for i in numba.prange(out.shape[0]):
+        with numba.objmode(x="float64"):
+            x = 1.0
+        out[i] = x + src[i]
+
+
+@pytest.mark.parametrize("fn, line_text, construct", [
+    (_makes_a_list, "pair = [src[i], 1.0]", "a list in a parfor body"),
+    (_makes_a_set, "seen = {1, 2}", "a set in a parfor body"),
+    (_makes_a_dict, "table = {1: src[i]}", "a dict in a parfor body"),
+    (_sets_an_attribute, "src.shape = (4,)", "setting an attribute in a parfor body"),
+    (_enters_object_mode, "with numba.objmode", "call to numba.objmode in a parfor body"),
+], ids=["list", "set", "dict", "setattr", "objmode"])
+def test_constructs_without_a_rule_are_named_as_written_not_as_numba_ir(fn, line_text,
+                                                                        construct):
+    """Not ``expression 'build_list'``, ``SetAttr``, or an object's repr."""
+    jitted = xpuc.jit(fn)
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as refusal:
+        jitted(np.zeros(4), np.ones(4))
+    message = str(refusal.value)
+    assert message == f"{__file__}:{_line_of(jitted, line_text)}: {construct}", message

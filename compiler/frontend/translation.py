@@ -556,11 +556,31 @@ expression_rule = EXPRESSION_RULES.rule
 call_rule = CALL_RULES.rule
 
 
+# What the user wrote, for the Numba IR a parfor body holds that no rule
+# translates, by statement class or expression op (a refusal names no IR)
+_CONSTRUCTS: dict[object, str] = {
+    ir.DelItem: "del of an element", ir.SetAttr: "setting an attribute",
+    ir.DelAttr: "del of an attribute", ir.StoreMap: "a dict", ir.EnterWith: "a with block",
+    ir.PopBlock: "a with block", ir.Raise: "raise", ir.StaticRaise: "raise",
+    ir.DynamicRaise: "raise", ir.TryRaise: "raise in a try block",
+    ir.StaticTryRaise: "raise in a try block", ir.DynamicTryRaise: "raise in a try block",
+    ir.Arg: "an argument", ir.Yield: "yield",
+    "build_list": "a list", "build_set": "a set", "build_map": "a dict",
+    "make_function": "a function made in the body (a lambda or a nested def)",
+    "typed_getitem": "indexing a typed container",
+}
+
+
+def _construct(kind: object) -> str:
+    """A construct no rule translates, as a refusal names it."""
+    return _CONSTRUCTS.get(kind, "code xpuc does not translate")
+
+
 def translate_statement(t: Translation, stmt: ir.Stmt) -> None:
     rule = STATEMENT_RULES.lookup(type(stmt))
     with refused_as_user_code(stmt.loc):
         if rule is None:
-            raise UnsupportedError(f"{where(stmt.loc)}: {type(stmt).__name__} in a parfor body")
+            raise UnsupportedError(f"{where(stmt.loc)}: {_construct(type(stmt))} in a parfor body")
         rule(t, stmt)
 
 
@@ -582,14 +602,14 @@ def _assign(t: Translation, stmt: ir.Assign) -> None:
     elif isinstance(rhs, ir.Expr):
         t.define(target, translate_expression(t, rhs, target))
     else:
-        raise UnsupportedError(f"{where(stmt.loc)}: {type(rhs).__name__} in a parfor body")
+        raise UnsupportedError(f"{where(stmt.loc)}: {_construct(type(rhs))} in a parfor body")
 
 
 def translate_expression(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     """What ``target = expr`` assigns, by the rule of the expression's op."""
     rule = EXPRESSION_RULES.lookup(expr.op)
     if rule is None:
-        raise UnsupportedError(f"{where(expr.loc)}: expression '{expr.op}' in a parfor body")
+        raise UnsupportedError(f"{where(expr.loc)}: {_construct(expr.op)} in a parfor body")
     return rule(t, expr, target)
 
 
@@ -702,8 +722,7 @@ def emit_blocks(t: Translation, blocks: dict[int, ir.Block], after: str) -> None
             b.emit(f"cf.cond_br {cond.name}, {_successor(blocks, term.truebr, after)}, "
                    f"{_successor(blocks, term.falsebr, after)}")
         else:
-            raise UnsupportedError(
-                f"{where(term.loc)}: {type(term).__name__.lower()} in a parfor body")
+            raise UnsupportedError(f"{where(term.loc)}: {_construct(type(term))} in a parfor body")
 
 
 def _successor(blocks: dict, label: int, after: str) -> str:

@@ -36,6 +36,7 @@ from ..translation import (
     scalar_type,
     where,
 )
+from ..user_locations import CallSite
 from .array_reductions import is_array_reduction, reduce_into_array
 from .computed_arrays import is_view_update, masked_length, update_view
 from .products import is_product, product
@@ -136,7 +137,7 @@ def _call(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     if any(isinstance(t.typemap[a.name], types.Array) and t.typemap[a.name].ndim > 0
            for a in expr.args):
         # no emit rule takes an array: name the call, not its operand
-        raise UnsupportedError(f"{where(expr.loc)}: call to {_name(key)} of an array in a "
+        raise UnsupportedError(f"{where(expr.loc)}: call to {_called(expr, key)} of an array in a "
                                "parfor body, where xpuc computes only numbers and the array "
                                "functions docs/spec.md lists")
     return call_on_scalars(t, expr, key)
@@ -149,7 +150,7 @@ def _with_positional_arguments(t: Translation, expr: ir.Expr, key: object) -> ir
     try:
         args = inspect.signature(key).bind(*expr.args, **dict(expr.kws)).args
     except (TypeError, ValueError):  # no Python signature, or one they do not fit
-        raise UnsupportedError(f"{where(expr.loc)}: call of {_name(key)} with keyword "
+        raise UnsupportedError(f"{where(expr.loc)}: call of {_called(expr, key)} with keyword "
                                "arguments") from None
     folded = ir.Expr.call(expr.func, list(args), (), expr.loc)
     t.calltypes[folded] = t.calltypes[expr]
@@ -158,7 +159,7 @@ def _with_positional_arguments(t: Translation, expr: ir.Expr, key: object) -> ir
 
 def call_on_scalars(t: Translation, expr: ir.Expr, key: object) -> object:
     """A call of ``key`` by its emit rule, on scalar or complex operands."""
-    return _operate(t, key, expr.args, expr, f"call to {_name(key)}")
+    return _operate(t, key, expr.args, expr, f"call to {_called(expr, key)}")
 
 
 def _operate(t: Translation, key: object, args: list[ir.Var], expr: ir.Expr,
@@ -206,6 +207,15 @@ def _len(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
     if isinstance(held, ArrayValue) and held.dims:
         return arith.cast(t.b, held.dims[0], ScalarType("i", 64))
     return call_on_scalars(t, expr, builtins.len)  # refused, naming the operand
+
+
+def _called(expr: ir.Expr, key: object) -> str:
+    """The callee of call ``expr`` as a refusal names it: by its qualified
+    name, or, for an object that has none (``numba.objmode``, an instance),
+    as the user wrote it."""
+    if not hasattr(key, "__name__") and isinstance(expr.loc, CallSite) and expr.loc.callee:
+        return expr.loc.callee
+    return _name(key)
 
 
 def _name(obj: object) -> str:
