@@ -342,6 +342,29 @@ def test_a_kernel_returns_nothing():
         returns[1](xpuc.asarray(np.ones(1)))
 
 
+def test_refusals_in_a_kernel_say_kernel_not_parfor_body():
+    @xpuc.kernel
+    def makes_a_list(a):
+        i = xpuc.get_global_id(0)
+        pair = [a[i], 1.0]
+        a[i] = pair[0]
+
+    @xpuc.kernel
+    def sorts(a):
+        i = xpuc.get_global_id(0)
+        a[i] = np.sort(a)[0]
+
+    first = makes_a_list.py_func.__code__.co_firstlineno
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        makes_a_list[4](xpuc.asarray(np.ones(4)))
+    assert str(refusal.value) == f"{__file__}:{first + 3}: a list in a kernel"
+    with pytest.raises(xpuc.UnsupportedError) as refusal:
+        sorts[4](xpuc.asarray(np.ones(4)))
+    assert str(refusal.value).startswith(
+        f"{__file__}:{sorts.py_func.__code__.co_firstlineno + 3}: call to numpy.sort of an "
+        "array in a kernel, where")
+
+
 def test_thread_count_in_a_kernel():
     @xpuc.kernel
     def counts(out):

@@ -8,6 +8,7 @@ kernel_atomics.py; barriers, fences, collectives: kernel_work_group.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from numba.core import ir, types
 
@@ -32,6 +33,7 @@ from .translation import (
 
 @dataclass
 class KernelTranslation(Translation):
+    body: ClassVar[str] = "a kernel"
     func_ir: ir.FunctionIR | None = None
     ndim: int = 1  # of the range the kernel is launched over
 

@@ -352,6 +352,8 @@ class Translation:
     parfor: Parfor
     typemap: dict
     calltypes: dict
+    # what the code translated is, as a refusal says where a construct is
+    body: ClassVar[str] = "a parfor body"
     b: Builder = field(default_factory=Builder)
     env: dict[str, object] = field(default_factory=dict)
     args: list[tuple[str, KernelParam]] = field(default_factory=list)  # (ssa, param)
@@ -462,11 +464,11 @@ class Translation:
                                                                 types.Array):
                 # only what allocates an array takes its type as an operand
                 raise UnsupportedError(
-                    f"{where(var.loc)}: an array made in a parfor body (by an array "
+                    f"{where(var.loc)}: an array made in {self.body} (by an array "
                     "expression or a NumPy function of arrays), which xpuc does not offload")
             raise UnsupportedError(
-                f"{where(var.loc)}: {self.operand(var)} is {kind_of(nbtype)} here, where a "
-                "parfor body needs a number")
+                f"{where(var.loc)}: {self.operand(var)} is {kind_of(nbtype)} here, where "
+                f"{self.body} needs a number")
         return found
 
     def operand(self, var: ir.Var) -> str:
@@ -580,7 +582,7 @@ def translate_statement(t: Translation, stmt: ir.Stmt) -> None:
     rule = STATEMENT_RULES.lookup(type(stmt))
     with refused_as_user_code(stmt.loc):
         if rule is None:
-            raise UnsupportedError(f"{where(stmt.loc)}: {_construct(type(stmt))} in a parfor body")
+            raise UnsupportedError(f"{where(stmt.loc)}: {_construct(type(stmt))} in {t.body}")
         rule(t, stmt)
 
 
@@ -602,14 +604,14 @@ def _assign(t: Translation, stmt: ir.Assign) -> None:
     elif isinstance(rhs, ir.Expr):
         t.define(target, translate_expression(t, rhs, target))
     else:
-        raise UnsupportedError(f"{where(stmt.loc)}: {_construct(type(rhs))} in a parfor body")
+        raise UnsupportedError(f"{where(stmt.loc)}: {_construct(type(rhs))} in {t.body}")
 
 
 def translate_expression(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     """What ``target = expr`` assigns, by the rule of the expression's op."""
     rule = EXPRESSION_RULES.lookup(expr.op)
     if rule is None:
-        raise UnsupportedError(f"{where(expr.loc)}: {_construct(expr.op)} in a parfor body")
+        raise UnsupportedError(f"{where(expr.loc)}: {_construct(expr.op)} in {t.body}")
     return rule(t, expr, target)
 
 
@@ -722,7 +724,7 @@ def emit_blocks(t: Translation, blocks: dict[int, ir.Block], after: str) -> None
             b.emit(f"cf.cond_br {cond.name}, {_successor(blocks, term.truebr, after)}, "
                    f"{_successor(blocks, term.falsebr, after)}")
         else:
-            raise UnsupportedError(f"{where(term.loc)}: {_construct(type(term))} in a parfor body")
+            raise UnsupportedError(f"{where(term.loc)}: {_construct(type(term))} in {t.body}")
 
 
 def _successor(blocks: dict, label: int, after: str) -> str:

@@ -46,7 +46,7 @@ def _apply_rule(t: Translation, key: object, operands: list[Value], expr: ir.Exp
                 what: str) -> Value:
     rule = lookup_rule(key)
     if rule is None:
-        raise UnsupportedError(f"{where(expr.loc)}: {what} in a parfor body")
+        raise UnsupportedError(f"{where(expr.loc)}: {what} in {t.body}")
     sig = t.calltypes[expr]
     result = scalar_type(sig.return_type, what, expr.loc)
     if len(operands) > 1 and len(sig.args) == 1 and isinstance(sig.args[0], types.BaseTuple):
@@ -58,7 +58,7 @@ def _apply_rule(t: Translation, key: object, operands: list[Value], expr: ir.Exp
     try:
         value = rule(t.b, cast_operands, result)
     except UnsupportedError as exc:
-        raise UnsupportedError(f"{where(expr.loc)}: {exc} in a parfor body") from None
+        raise UnsupportedError(f"{where(expr.loc)}: {exc} in {t.body}") from None
     return arith.cast(t.b, value, result)
 
 
@@ -110,7 +110,7 @@ def _identity_test(t: Translation, expr: ir.Expr, target: ir.Var) -> Value:
     nones = [isinstance(t.typemap[v.name], (types.NoneType, types.Omitted))
              for v in (expr.lhs, expr.rhs)]
     if not any(nones):
-        raise UnsupportedError(f"{where(expr.loc)}: 'is' between values in a parfor body")
+        raise UnsupportedError(f"{where(expr.loc)}: 'is' between values in {t.body}")
     same = all(nones)
     return t.b.constant(same if expr.fn is operator.is_ else not same, BOOL)
 
@@ -137,8 +137,8 @@ def _call(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     if any(isinstance(t.typemap[a.name], types.Array) and t.typemap[a.name].ndim > 0
            for a in expr.args):
         # no emit rule takes an array: name the call, not its operand
-        raise UnsupportedError(f"{where(expr.loc)}: call to {_called(expr, key)} of an array in a "
-                               "parfor body, where xpuc computes only numbers and the array "
+        raise UnsupportedError(f"{where(expr.loc)}: call to {_called(expr, key)} of an array in "
+                               f"{t.body}, where xpuc computes only numbers and the array "
                                "functions docs/spec.md lists")
     return call_on_scalars(t, expr, key)
 
@@ -171,7 +171,7 @@ def _operate(t: Translation, key: object, args: list[ir.Var], expr: ir.Expr,
         return _apply_rule(t, key, [t.value(a) for a in args], expr, what)
     rule = lookup_complex_rule(key)
     if rule is None:
-        raise UnsupportedError(f"{where(expr.loc)}: {what} on complex numbers in a parfor body")
+        raise UnsupportedError(f"{where(expr.loc)}: {what} on complex numbers in {t.body}")
     widest = max((ty for ty in [result, *(t.typemap[a.name] for a in args)]
                   if isinstance(ty, types.Complex)), key=lambda ty: ty.bitwidth)
     part = scalar_type(widest.underlying_float, what, expr.loc)
@@ -251,7 +251,7 @@ def _getattr(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     fields = getattr(t.typemap[expr.value.name], "fields", ())
     if isinstance(base, TupleValue) and expr.attr in fields:  # a namedtuple's field
         return base.items[fields.index(expr.attr)]
-    raise UnsupportedError(f"{where(expr.loc)}: attribute '{expr.attr}' in a parfor body")
+    raise UnsupportedError(f"{where(expr.loc)}: attribute '{expr.attr}' in {t.body}")
 
 
 @expression_rule("cast")

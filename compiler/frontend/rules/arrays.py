@@ -64,7 +64,7 @@ def _getitem(t: Translation, expr: ir.Expr, target: ir.Var) -> object:
     if isinstance(base, MaskedArray):
         refuse_masked_use(t, expr.value, expr.loc)
     if not isinstance(base, ArrayValue):
-        raise UnsupportedError(f"{where(expr.loc)}: indexing a non-array in a parfor body")
+        raise UnsupportedError(f"{where(expr.loc)}: indexing a non-array in {t.body}")
     array, indices = base, _indices(t, expr)
     if any(isinstance(i, (ArrayValue, ComputedArray)) for i in indices):
         return _gather(t, array, indices, expr)
