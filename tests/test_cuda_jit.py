@@ -819,6 +819,24 @@ def test_floyd_warshall_reads_row_k_on_cuda(cp, fn, monkeypatch):
     np.testing.assert_array_equal(in_context, expected)
 
 
+@xpuc.jit
+def _add_last_row(a):
+    for i in numba.prange(a.shape[0] - 1):
+        a[i, :] = a[i, :] + a[a.shape[0] - 1, :]
+
+
+@cuda
+def test_a_row_at_an_index_from_the_shape_on_cuda(cp, monkeypatch):
+    """The host reads the index's dimension from the CUDA array's shape."""
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
+    a = np.arange(1.0, 49.0).reshape(6, 8)
+    expected = a.copy()
+    _add_last_row.py_func(expected)
+    on_device = cp.asarray(a)
+    _add_last_row(on_device)
+    np.testing.assert_array_equal(cp.asnumpy(on_device), expected)
+
+
 @cuda
 def test_a_changed_row_k_raises_on_cuda(cp, monkeypatch):
     monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")
