@@ -53,6 +53,7 @@ from . import (
     coarsening,
     counted_loops,
     disjoint,
+    float_support,
     gpu_rewrites,
     ir_queries,
     lane_strides,
@@ -277,7 +278,7 @@ def _attach_target(module: ir.Module, target: Target) -> None:
 
 
 def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
-    spirv_rewrites.check_float_support(module, target)
+    float_support.check_float_support(module, target)
     spirv_rewrites.bools_as_index_by_select(module)
     math_expansions.expand_math(module)
     if target.reorders_loop_reductions:
@@ -315,7 +316,7 @@ def _to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     nvvm_rewrites.guard_range_tails(module)
     if lowered.plan is not None:  # a parfor's: its launches now pass their extents
         lowered.plan = read_launch_plan(module)
-    _lower_to_nvvm(module)
+    _lower_to_nvvm(module, target)
     return module
 
 
@@ -323,18 +324,19 @@ def _kernel_to_nvvm(module: ir.Module, target: Target, lowered: Lowered) -> ir.M
     from . import nvvm_rewrites
     nvvm_rewrites.guard_kernel_ranges(module)
     lowered.passes_range = True
-    _lower_to_nvvm(module)
+    _lower_to_nvvm(module, target)
     # barriers, and the collectives' own (gpu.all_reduce's lowering has some)
     lowered.waits_for_work_group = bool(ir_queries.ops_named(module.operation,
                                                              "nvvm.barrier0"))
     return module
 
 
-def _lower_to_nvvm(module: ir.Module) -> None:
+def _lower_to_nvvm(module: ir.Module, target: Target) -> None:
     """The nvvm stage of parfor and explicit kernels alike, once their launch
     is settled (and the plan read: the rewrites here add casts to the host
     code, which it does not read)."""
     from . import contiguous_x, nvvm_rewrites, spirv_to_nvvm
+    float_support.check_float_support(module, target)
     contiguous_x.mark_contiguous_x(module)
     nvvm_rewrites.private_arrays_in_default_memory(module)
     spirv_to_nvvm.spirv_ops_to_llvm(module)
