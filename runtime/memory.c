@@ -203,13 +203,21 @@ static int check_copy_args(xpuc_queue *q, void *dst, const void *src, int64_t nb
     return XPUC_OK;
 }
 
-int xpuc_copy_to_device(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes)
+/* A copy on `queue`, waited for: on the current call's queue, it waited for
+ * the kernels the call queued before it too. */
+static int checked_copy(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes,
+                        const char *direction)
 {
     int status = check_copy_args(queue, dst, src, nbytes);
-    if (status == XPUC_OK)
-        status = queue->backend->copy(queue, dst, src, nbytes, "host->device");
-    if (queue && queue == call_queue())
-        status = call_copied(status, nbytes);
+    if (status != XPUC_OK)
+        return status;
+    status = queue->backend->copy(queue, dst, src, nbytes, direction);
+    return queue == call_queue() ? call_copied(status, nbytes) : status;
+}
+
+int xpuc_copy_to_device(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes)
+{
+    int status = checked_copy(queue, dst, src, nbytes, "host->device");
     if (status == XPUC_OK)
         COUNT(h2d_bytes, nbytes);
     return status;
@@ -217,11 +225,7 @@ int xpuc_copy_to_device(xpuc_queue *queue, void *dst, const void *src, int64_t n
 
 int xpuc_copy_to_host(xpuc_queue *queue, void *dst, const void *src, int64_t nbytes)
 {
-    int status = check_copy_args(queue, dst, src, nbytes);
-    if (status == XPUC_OK)
-        status = queue->backend->copy(queue, dst, src, nbytes, "device->host");
-    if (queue && queue == call_queue())
-        status = call_copied(status, nbytes);
+    int status = checked_copy(queue, dst, src, nbytes, "device->host");
     if (status == XPUC_OK)
         COUNT(d2h_bytes, nbytes);
     return status;
