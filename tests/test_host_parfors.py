@@ -232,6 +232,39 @@ def test_what_cannot_be_offloaded_is_refused_whatever_the_size():
         run(gaps, np.ones(1), np.ones(1))
 
 
+def fewer_into_a_slice(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[2:5] = row[0:2]
+    return x
+
+
+def dots_of_rows(a, b):
+    s = 0.0
+    for i in numba.prange(a.shape[0]):
+        s += np.dot(a[i], b[i])
+    return s
+
+
+@pytest.mark.parametrize("fn, args, exception, offset, message", [
+    (fewer_into_a_slice, (np.ones((4, 8)),), AssertionError, 3,
+     "sizes of 'row[2:5]' and 'row[:2]' do not match"),
+    (dots_of_rows, (np.ones((4, 3)), np.ones((4, 5))), ValueError, 3,
+     "incompatible array sizes for np.dot(a, b) (vector * vector)")],
+    ids=["slices", "np.dot"])
+@pytest.mark.parametrize("threshold", ["0", "1000000"], ids=["kernel", "host"])
+def test_a_size_mismatch_reads_the_same_whichever_side_runs_the_loop(
+        monkeypatch, fn, args, exception, offset, message, threshold):
+    """The host compares the sizes before it chooses a side: its own copy of
+    the loop would raise Numba's check, without the user's line."""
+    monkeypatch.setenv(MODEL, threshold)
+    xpuc.reset_stats()
+    with pytest.raises(exception) as error, xpuc.device_context(DEVICE):
+        xpuc.jit(fn)(*args)
+    assert str(error.value) == f"{__file__}:{fn.__code__.co_firstlineno + offset}: {message}"
+    assert xpuc.stats()["kernel_launches"] == xpuc.stats()["host_parfors"] == 0
+
+
 @xpuc.jit
 def kernel_then_host(big, small):
     for i in numba.prange(big.shape[0]):

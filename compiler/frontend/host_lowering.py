@@ -99,8 +99,8 @@ class _HostEmitter:
                                                value=self.lowerer.loadvar(var))
 
     def check_sizes(self) -> None:
-        """Raise, before the launch, where sizes the kernel's body needs
-        equal differ (its SizeChecks)."""
+        """Raise, before the launch or the host's copy of the loop, where
+        sizes the kernel's body needs equal differ (its SizeChecks)."""
         b = self.builder
         for check in self.kernel.size_checks:
             first, second = (self.size(param) for param in (check.first, check.second))
@@ -479,9 +479,12 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     for inst in (*parfor.init_block.body, *kernel.host_bounds):
         lowerer.lower_inst(inst)
 
+    # before the choice of side: the host's copy of the loop would raise
+    # Numba's own size checks, in other words than the kernel's
+    _HostEmitter(lowerer, kernel, offload.target).check_sizes()
+
     def launch() -> None:
         emitter = _HostEmitter(lowerer, kernel, offload.target)
-        emitter.check_sizes()
         emitter.run_plan(lowered.plan, emitter.param_values(), lowered.binary, kernel.ndim)
         emitter.copy_back()
         emitter.combine_reductions()
