@@ -174,6 +174,22 @@ def test_complex_operation_without_a_rule_is_refused():
     assert f"{__file__}:{_line_of(sines, 'out[i] =')}" in str(info.value)
 
 
+def _times_a_0d_array(a, z):
+    for i in numba.prange(a.shape[0]):
+        a[i] = a[i] * z
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_a_0d_array_as_an_operand_is_refused_by_name_at_its_use(dtype):
+    """Real or complex, the refusal names the user's array and the line that
+    uses it, not the translator's value nor the line defining it."""
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        xpuc.jit(_times_a_0d_array)(np.ones(4, dtype), np.array(2.0))
+    line = _times_a_0d_array.__code__.co_firstlineno + 2
+    assert str(info.value) == (f"{__file__}:{line}: 'z' is an array here, where a parfor body "
+                               "needs a number")
+
+
 def test_array_assigned_in_the_loop_and_read_after_it_is_refused():
     @xpuc.jit
     def last_row(m):

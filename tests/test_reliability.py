@@ -186,6 +186,27 @@ def test_zero_dimensional_arrays():
         plus_one(usm(scalar))
 
 
+@xpuc.jit
+def scaled_by_the_element_of(x, z):
+    for i in numba.prange(x.shape[0]):
+        x[i] = x[i] * z[()]
+
+
+@pytest.mark.parametrize("where", ["numpy", "usm"])
+def test_a_zero_dimensional_arrays_element_in_a_parfor_body(where):
+    """``z[()]`` in a body reads the 0-d array's one element (Numba's own
+    parallel backend cannot type it)."""
+    expected = np.arange(4.0) * 2.5
+    if where == "numpy":
+        x = np.arange(4.0)
+        offload(scaled_by_the_element_of, x, np.array(2.5))
+    else:
+        device_x = usm(np.arange(4.0))
+        scaled_by_the_element_of(device_x, usm(np.array(2.5)))
+        x = dpt.asnumpy(device_x)
+    np.testing.assert_array_equal(x, expected)
+
+
 @pytest.mark.parametrize("where", ["numpy", "usm"])
 def test_negative_strides_in_and_out(where):
     base = np.arange(20.0)

@@ -17,7 +17,10 @@ def memref_type(dtype: ScalarType) -> str:
 
 
 def linear_index(b: Builder, indices: Sequence[Value], dims: Sequence[Value]) -> Value:
-    """Row-major offset of ``indices`` (index values) in an array of shape ``dims``."""
+    """Row-major offset of ``indices`` (index values) in an array of shape
+    ``dims``: 0, a 0-d array's one element, where there are none."""
+    if not indices:
+        return b.index_constant(0)
     offset = indices[0]
     for index, dim in zip(indices[1:], dims[1:]):
         offset = binary(b, "arith.addi", binary(b, "arith.muli", offset, dim), index)
@@ -25,7 +28,10 @@ def linear_index(b: Builder, indices: Sequence[Value], dims: Sequence[Value]) ->
 
 
 def strided_offset(b: Builder, indices: Sequence[Value], strides: Sequence[Value]) -> Value:
-    """Offset of ``indices`` in a view with these element strides (any sign)."""
+    """Offset of ``indices`` in a view with these element strides (any sign);
+    0 where there are none (a 0-d view)."""
+    if not indices:
+        return b.index_constant(0)
     offset = binary(b, "arith.muli", indices[0], strides[0])
     for index, stride in zip(indices[1:], strides[1:]):
         offset = binary(b, "arith.addi", offset, binary(b, "arith.muli", index, stride))

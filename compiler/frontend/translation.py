@@ -311,22 +311,21 @@ def slice_of(start: object, stop: object, step: int | None, loc: ir.Loc) -> Slic
     return SliceValue(start, stop, step)
 
 
-def as_complex(b: Builder, held: object, part: ScalarType) -> Complex:
+def as_complex(b: Builder, held: Value | Complex, part: ScalarType) -> Complex:
     """``held`` (a complex or real value) as a complex of ``part`` floats."""
     if isinstance(held, Complex):
         return Complex(*(arith.cast(b, getattr(held, p), part) for p in Complex.PARTS))
-    if not isinstance(held, Value):
-        raise UnsupportedError(f"{held!r} used as a number in a parfor body")
     return Complex(arith.cast(b, held, part), b.constant(0.0, part))
 
 
-def as_element(b: Builder, held: object, dtype: ScalarType, is_complex: bool) -> Value | Complex:
-    """``held`` as an element of ``dtype``, or of complex numbers of ``dtype``
-    parts where ``is_complex``."""
+def as_element(b: Builder, held: Value | Complex, dtype: ScalarType,
+               is_complex: bool) -> Value | Complex:
+    """``held`` (a real value where not ``is_complex``) as an element of
+    ``dtype``, or of complex numbers of ``dtype`` parts where ``is_complex``.
+    Callers find a variable's number by ``Translation.number``, which refuses
+    anything else at the user's line."""
     if is_complex:
         return as_complex(b, held, dtype)
-    if not isinstance(held, Value):
-        raise UnsupportedError(f"{held!r} used as a number in a parfor body")
     return arith.cast(b, held, dtype)
 
 
@@ -456,20 +455,31 @@ class Translation:
                 self.local.add(var.name)
         return self.env.get(var.name)
 
-    def value(self, var: ir.Var) -> Value:
+    def value(self, var: ir.Var, used_at: ir.Loc | None = None) -> Value:
+        """``var`` as a real number; a refusal names ``used_at``, else the
+        line that defined ``var`` (an argument's: the function's)."""
         found = self.lookup(var)
         if not isinstance(found, Value):
-            nbtype = self.typemap.get(var.name)
-            if isinstance(nbtype, types.TypeRef) and isinstance(nbtype.instance_type,
-                                                                types.Array):
-                # only what allocates an array takes its type as an operand
-                raise UnsupportedError(
-                    f"{where(var.loc)}: an array made in {self.body} (by an array "
-                    "expression or a NumPy function of arrays), which xpuc does not offload")
-            raise UnsupportedError(
-                f"{where(var.loc)}: {self.operand(var)} is {kind_of(nbtype)} here, where "
-                f"{self.body} needs a number")
+            raise self._not_a_number(var, used_at or var.loc)
         return found
+
+    def number(self, var: ir.Var, used_at: ir.Loc | None = None) -> Value | Complex:
+        """``var`` as a real or a complex number (refused as by ``value``)."""
+        found = self.lookup(var)
+        if not isinstance(found, (Value, Complex)):
+            raise self._not_a_number(var, used_at or var.loc)
+        return found
+
+    def _not_a_number(self, var: ir.Var, loc: ir.Loc) -> UnsupportedError:
+        nbtype = self.typemap.get(var.name)
+        if isinstance(nbtype, types.TypeRef) and isinstance(nbtype.instance_type, types.Array):
+            # only what allocates an array takes its type as an operand
+            return UnsupportedError(
+                f"{where(loc)}: an array made in {self.body} (by an array "
+                "expression or a NumPy function of arrays), which xpuc does not offload")
+        return UnsupportedError(
+            f"{where(loc)}: {self.operand(var)} is {kind_of(nbtype)} here, where "
+            f"{self.body} needs a number")
 
     def operand(self, var: ir.Var) -> str:
         """``var`` as a message names it; a temporary made of a user's array

@@ -168,14 +168,14 @@ def _operate(t: Translation, key: object, args: list[ir.Var], expr: ir.Expr,
     result = t.calltypes[expr].return_type
     if not any(isinstance(ty, types.Complex)
                for ty in [result, *(t.typemap[a.name] for a in args)]):
-        return _apply_rule(t, key, [t.value(a) for a in args], expr, what)
+        return _apply_rule(t, key, [t.value(a, expr.loc) for a in args], expr, what)
     rule = lookup_complex_rule(key)
     if rule is None:
         raise UnsupportedError(f"{where(expr.loc)}: {what} on complex numbers in {t.body}")
     widest = max((ty for ty in [result, *(t.typemap[a.name] for a in args)]
                   if isinstance(ty, types.Complex)), key=lambda ty: ty.bitwidth)
     part = scalar_type(widest.underlying_float, what, expr.loc)
-    value = rule(t.b, [as_complex(t.b, t.lookup(a), part) for a in args])
+    value = rule(t.b, [as_complex(t.b, t.number(a, expr.loc), part) for a in args])
     if isinstance(result, types.Complex):
         return as_complex(t.b, value, scalar_type(result.underlying_float, what, expr.loc))
     return arith.cast(t.b, value, scalar_type(result, what, expr.loc))

@@ -133,7 +133,7 @@ def contract_parfor(t: Translation, inner: Parfor) -> bool:
                 t.define(nest.index_variable, index)
             for stmt in statements:
                 translate_statement(t, stmt)
-            return as_element(t.b, t.lookup(store.value), dtype, is_complex)
+            return as_element(t.b, t.number(store.value), dtype, is_complex)
         finally:
             t.env, t.local, t.in_region = env, local, in_region
 
