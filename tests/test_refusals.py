@@ -161,6 +161,23 @@ def test_an_unsupported_callee_of_a_library_call_names_the_users_call_only():
     assert not _INTERNAL.search(message.replace(__file__, "")), message
 
 
+@xpuc.jit
+def sines_into(a, out):
+    out[:] = np.sin(a)
+
+
+def test_a_refusal_in_library_code_nested_in_library_code_is_said_once():
+    """``out[:] = f(a)`` becomes library code holding a parfor whose body is
+    library code: each statement's refusal context sees the refusal, which
+    names the user's line and the reason once."""
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as error:
+        sines_into(np.ones(4, np.complex128), np.zeros(4, np.complex128))
+    message = str(error.value)
+    assert message.startswith(f"{__file__}:{_line_of(sines_into, 'out[:]')}: ")
+    assert message.count("cannot be offloaded") == 1, message
+    assert message.endswith(": call to numpy.sin on complex numbers in a parfor body")
+
+
 @numba.njit
 def corner_of_square(blocks, i):
     block = blocks[i]

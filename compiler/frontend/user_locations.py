@@ -112,12 +112,15 @@ def refused_as_user_code(loc: ir.Loc) -> Iterator[None]:
         yield
     except UnsupportedError as error:
         call = inlined_call(loc)
-        if call is None:
+        if call is None or getattr(error, "at_users_call", False):
             raise
         reason = _LIBRARY_NAME.sub("a temporary", str(error).split(": ", 1)[-1])
         said = "" if _PATH.search(reason) else f": {reason}"
-        raise UnsupportedError(
-            f"{loc.filename}:{loc.line}: {call} cannot be offloaded{said}") from None
+        refusal = UnsupportedError(f"{loc.filename}:{loc.line}: {call} cannot be offloaded{said}")
+        # the statements of library code nest (a parfor's body in a parfor):
+        # the innermost refusal is said once, not again by each around it
+        refusal.at_users_call = True
+        raise refusal from None
 
 
 # One of Numba's temporaries (``$phi4.1``), a name its inliner made
