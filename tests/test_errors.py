@@ -231,7 +231,7 @@ def test_array_assigned_to_a_row_in_a_body_is_refused():
 
 @pytest.mark.parametrize(("body", "named"), [
     ('word = "abc"\n            out[i] = len(word)', "'word'"),
-    ('out[i] = len("de")', "a value of type Literal[str](de)"),
+    ('out[i] = len("de")', "the constant 'de' is a str here"),
 ])
 def test_messages_name_the_users_variables_never_numbas_temporaries(body, named):
     namespace = {"numba": numba}
@@ -245,6 +245,23 @@ def test_messages_name_the_users_variables_never_numbas_temporaries(body, named)
     message = str(info.value)
     assert named in message
     assert "$" not in message and "msg." not in message
+
+
+def _first_items_equal(out, v):
+    for i in numba.prange(out.shape[0]):
+        out[i] = v[0] == v[0]
+
+
+@pytest.mark.parametrize("arg, said", [
+    ([1.0, 2.0], "variable 'v' of type list(float64)"), ("ab", "variable 'v' of type str"),
+    ((1j, 2.0), "item 0 of 'v' of type complex128")], ids=["list", "str", "tuple"])
+def test_arguments_a_body_cannot_hold_are_named_in_pythons_words(arg, said):
+    """Not by Numba's types (``reflected list(float64)<iv=None>``,
+    ``unicode_type``), and a tuple's item as the item it is."""
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
+        xpuc.jit(_first_items_equal)(np.zeros(3, np.bool_), arg)
+    line = _first_items_equal.__code__.co_firstlineno + 1  # the loop's
+    assert str(info.value) == f"{__file__}:{line}: {said} in a parfor"
 
 
 def _size_mismatch_sum_of_a_method(x, y):

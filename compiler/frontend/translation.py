@@ -76,11 +76,29 @@ def scalar_type(nbtype: types.Type, what: str, loc: ir.Loc) -> ScalarType:
         return ScalarType("i" if nbtype.signed else "u", nbtype.bitwidth)
     if isinstance(nbtype, types.Float):
         return F32 if nbtype.bitwidth == 32 else F64
-    raise UnsupportedError(f"{where(loc)}: {what} of type {nbtype} in a parfor")
+    raise UnsupportedError(f"{where(loc)}: {what} of type {_python_type(nbtype) or nbtype} "
+                           "in a parfor")
+
+
+def _python_type(nbtype: types.Type | None) -> str | None:
+    """A string's or a container's Numba type as a message names it: ``str``
+    (``unicode_type``, ``Literal[str](de)``), ``list(float64)`` (``reflected
+    list(float64)<iv=None>``), ``set(int64)``, ``dict(int64, float64)``;
+    None for other types."""
+    unliteral = types.unliteral(nbtype) if nbtype is not None else None
+    if isinstance(unliteral, types.UnicodeType):
+        return "str"
+    if isinstance(unliteral, (types.List, types.Set)):
+        return f"{'list' if isinstance(unliteral, types.List) else 'set'}({unliteral.dtype})"
+    if isinstance(unliteral, types.DictType):
+        return f"dict({unliteral.key_type}, {unliteral.value_type})"
+    return None
 
 
 def kind_of(nbtype: types.Type | None) -> str:
     """What a value of a type that is not a number is, in a message."""
+    if _python_type(nbtype) is not None:
+        return f"a {_python_type(nbtype)}"
     if isinstance(nbtype, types.Array):
         return "an array"
     if isinstance(nbtype, types.BaseTuple):
@@ -485,6 +503,8 @@ class Translation:
         """``var`` as a message names it; a temporary made of a user's array
         by the indexing that made it (``'G[...]'``)."""
         definition = self.definition(var)
+        if isinstance(definition, ir.Const):
+            return f"the constant {definition.value!r}"
         if var.name.startswith("$") and isinstance(definition, ir.Expr) and \
                 definition.op in ("getitem", "static_getitem") and \
                 not definition.value.name.startswith("$"):
@@ -704,7 +724,9 @@ def bind_param(t: Translation, name: str, loc: ir.Loc) -> None:
 def _scalar_param(t: Translation, param: KernelParam, nbtype: types.Type,
                   loc: ir.Loc) -> Value:
     """A scalar kernel argument (bools travel as bytes)."""
-    ty = scalar_type(nbtype, f"variable '{param.var}'", loc)
+    what = (f"item {param.axis} of '{user_names([param.var])}'" if param.kind == "tuple_item"
+            else f"variable '{param.var}'")
+    ty = scalar_type(nbtype, what, loc)
     ssa = t.add_param(dataclasses.replace(param, mlir_type=ty.storage))
     stored = Value(ssa, ScalarType("u", 8) if ty.kind == "b" else ty)
     return arith.cast(t.b, stored, ty) if ty.kind == "b" else stored
