@@ -9,6 +9,7 @@ tiny parfors on the host) and as kernels (``XPUC_HOST_PARFOR_MAX=0``)."""
 
 import inspect
 
+import numba
 import numpy as np
 import pytest
 from device_support import DEVICE
@@ -16,6 +17,7 @@ from device_support import DEVICE
 import xpuc
 import xpuc.runtime
 from xpuc.array_library import tensor as dpt
+from xpuc.frontend.slice_assignments import elements_meet
 
 MODEL = "XPUC_HOST_PARFOR_MAX"
 
@@ -590,6 +592,151 @@ def test_parfors_proved_apart_or_at_their_own_index_are_still_fused(fn, monkeypa
     for g, w in zip(got if isinstance(got, tuple) else (got,),
                     want if isinstance(want, tuple) else (want,)):
         np.testing.assert_array_equal(g, w)
+
+
+# ---- slice stores in a prange body between views of two arguments -------------------
+#
+# ``row[:] = y[i]`` of ``row = x[i]`` in a prange body is a loop over the row
+# in the work-item, reading ``y[i]`` as it writes ``x[i]``; NumPy reads all of
+# ``y[i]`` first. Where the caller passed views of one array as ``x`` and
+# ``y`` (reversed, or shifted along the row) the loop read elements it had
+# just written: a wrong answer, shifted right or reversed. The host now
+# compares the two arrays before the launch and refuses arrays that meet.
+
+
+def row_copied_from_another_argument(x, y):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[:] = y[i]
+
+
+def row_updated_from_another_argument(x, y):
+    for i in numba.prange(x.shape[0]):
+        x[i, :] += y[i, :] * 2.0
+
+
+def rows_set_to_another_argument(x, y):
+    for i in numba.prange(x.shape[0]):
+        x[i, :] = y
+
+
+BODY_SLICE_STORES = [row_copied_from_another_argument, row_updated_from_another_argument]
+JITTED_BODIES = {fn: xpuc.jit(fn) for fn in BODY_SLICE_STORES + [rows_set_to_another_argument]}
+MEETING_VIEWS = {"reversed": lambda s: (s[:, :33], s[:, 32::-1]),
+                 "shifted right": lambda s: (s[:, 1:], s[:, :-1]),
+                 "shifted left": lambda s: (s[:, :-1], s[:, 1:])}
+APART_VIEWS = {"the same array": lambda s: (s, s),
+               "interleaved": lambda s: (s[:, ::2], s[:, 1::2]),
+               "apart": lambda s: (s[:, :17], s[:, 17:])}
+
+
+def on_library(base: np.ndarray, library: str):
+    return base if library == "numpy" else xpuc.asarray(base, queue=DEVICE, usm_type=library)
+
+
+def store_line(fn) -> int:
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if "= " in line and "prange" not in
+                        line and "row = x" not in line)
+
+
+@pytest.mark.parametrize("library", ["numpy", "device", "shared"])
+@pytest.mark.parametrize("views", MEETING_VIEWS)
+@pytest.mark.parametrize("fn", BODY_SLICE_STORES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("where", HOST_LOOP)
+def test_a_body_slice_store_between_arguments_that_meet_is_refused(fn, views, library, where,
+                                                                  monkeypatch):
+    """Refused naming the store's line, before anything runs: the array is
+    as it was."""
+    if library == "device" and where == "host loop":
+        pytest.skip("the host cannot read device USM: always kernels")
+    monkeypatch.setenv(MODEL, HOST_LOOP[where])
+    base = on_library(start((3, 34)), library)
+    xpuc.reset_stats()
+    with pytest.raises(xpuc.UnsupportedError,
+                       match=rf"^{__file__}:{store_line(fn)}: 'x' and 'y' share memory in this "
+                             r"call, and this store into a view of 'x' reads 'y' .*such as "
+                             r"'y\.copy\(\)' made before the call$"):
+        with xpuc.device_context(DEVICE):
+            JITTED_BODIES[fn](*MEETING_VIEWS[views](base))
+    stats = xpuc.stats()
+    assert stats["kernel_launches"] == stats["host_parfors"] == 0, stats
+    as_numpy = (lambda v: v) if library == "numpy" else dpt.asnumpy
+    np.testing.assert_array_equal(as_numpy(base), start((3, 34)))
+
+
+@pytest.mark.parametrize("library", ["numpy", "device", "shared"])
+@pytest.mark.parametrize("views", APART_VIEWS)
+@pytest.mark.parametrize("fn", BODY_SLICE_STORES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("where", HOST_LOOP)
+def test_a_body_slice_store_between_arguments_apart_or_alike_runs(fn, views, library, where,
+                                                                 monkeypatch):
+    """Arrays apart, interleaved (their spans meet, their elements never), or
+    the very same array read through a view made as the stored one: NumPy's
+    answer, from the loop."""
+    if library == "device" and where == "host loop":
+        pytest.skip("the host cannot read device USM: always kernels")
+    monkeypatch.setenv(MODEL, HOST_LOOP[where])
+    want = start((3, 34))
+    fn(*APART_VIEWS[views](want))
+    base = on_library(start((3, 34)), library)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        JITTED_BODIES[fn](*APART_VIEWS[views](base))
+    assert ran_as(where, xpuc.stats()), xpuc.stats()
+    as_numpy = (lambda v: v) if library == "numpy" else dpt.asnumpy
+    np.testing.assert_array_equal(as_numpy(base), want)
+
+
+@numba.njit
+def elements_meet_of(a, b):
+    return elements_meet(a.ctypes.data, a.shape, a.strides, a.itemsize,
+                         b.ctypes.data, b.shape, b.strides, b.itemsize)
+
+
+def test_arrays_whose_elements_meet_are_never_taken_apart():
+    """The host's test against NumPy's exact one on random views of one
+    array (slices with steps, reversed, transposed, a plane taken): it may
+    say two arrays meet where they do not, never the other way; halves of
+    rows and interleaved columns, whose spans meet, are apart."""
+    rng = np.random.default_rng(7)
+    base = np.zeros((6, 7, 8), dtype=np.float32)
+
+    def view():
+        index = []
+        for n in base.shape:
+            low, high = sorted(int(k) for k in rng.integers(0, n + 1, 2))
+            step = int(rng.choice([1, 2, 3, -1, -2]))
+            index.append(slice(low, high, step) if step > 0 else
+                         slice(high - 1 if high else None, low - 1 if low else None, step))
+        made = base[tuple(index)]
+        if rng.random() < 0.3:
+            made = made.transpose(rng.permutation(3))
+        if rng.random() < 0.3 and made.shape[0]:
+            made = made[rng.integers(0, made.shape[0])]
+        return made
+
+    for _ in range(3000):
+        a, b = view(), view()
+        assert elements_meet_of(a, b) or not np.shares_memory(a, b), (a.strides, b.strides)
+    m = np.zeros((5, 12))
+    for apart in ((m[:, :6], m[:, 6:]), (m[:, ::2], m[:, 1::2]), (m[::-1, :6], m[::-1, 6:])):
+        assert not elements_meet_of(*apart)
+
+
+def test_a_row_of_the_stored_array_read_whole_is_refused_and_one_apart_is_not():
+    """``x[i, :] = y`` with ``y`` a row of ``x``: the iteration that stores
+    that row reads it as it writes; a row outside ``x`` is apart."""
+    base = start((4, 34))
+    with pytest.raises(xpuc.UnsupportedError,
+                       match=rf"^{__file__}:{store_line(rows_set_to_another_argument)}: 'x' and "
+                             "'y' share memory"):
+        with xpuc.device_context(DEVICE):
+            JITTED_BODIES[rows_set_to_another_argument](base, base[1])
+    np.testing.assert_array_equal(base, start((4, 34)))
+    with xpuc.device_context(DEVICE):
+        JITTED_BODIES[rows_set_to_another_argument](base[:3], base[3])
+    np.testing.assert_array_equal(base, np.tile(start((4, 34))[3], (4, 1)))
 
 
 # ---- masked stores: a[m] = v[m] -----------------------------------------------------------

@@ -26,6 +26,7 @@ from .parfor_reductions import Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
 from .shared_hyperplanes import hyperplanes_checked, polynomial_value
+from .slice_assignments import elements_meet, same_elements
 from .translation import KernelParam, SliceLength, composite_of, scalar_items
 from .user_locations import refused_as_user_code
 from .usm import USMArray
@@ -36,6 +37,15 @@ if TYPE_CHECKING:  # the MLIR half, loaded by the first compile (passes.__getatt
 
 
 DUMP_DIR_VARIABLE = "XPUC_DUMP_DIR"
+
+
+def _memory_shared(written, read, alike):
+    """Whether the elements of ``written`` and ``read`` may meet, where they
+    are not the very same array read through views made ``alike``. (Compiled
+    into the host code: it reads where the arrays are, never an element.)"""
+    places = (written.ctypes.data, written.shape, written.strides, written.itemsize,
+              read.ctypes.data, read.shape, read.strides, read.itemsize)
+    return elements_meet(*places) and not (alike and same_elements(*places))
 
 
 def compile_to_spirv(name: str, mlir: str, target: Target,
@@ -106,6 +116,21 @@ class _HostEmitter:
             first, second = (self.size(param) for param in (check.first, check.second))
             with cgutils.if_unlikely(b, b.icmp_signed("!=", first, second)):
                 self.context.call_conv.return_user_exc(b, check.exception, (check.message,))
+
+    def check_separate_arrays(self) -> None:
+        """Raise, before the launch or the host's copy of the loop, where two
+        arrays whose views one statement of the body stores from one into the
+        other share memory (view_order.keep_apart)."""
+        for check in self.kernel.separate_arrays:
+            arrays = [self.typemap[check.written], self.typemap[check.read]]
+            meet = self.context.compile_internal(
+                self.builder, _memory_shared,
+                signature(types.boolean, *arrays, types.boolean),
+                [self.lowerer.loadvar(check.written), self.lowerer.loadvar(check.read),
+                 llvm.Constant(llvm.IntType(1), int(check.alike))])
+            with cgutils.if_unlikely(self.builder, meet):
+                self.context.call_conv.return_user_exc(self.builder, UnsupportedError,
+                                                       (check.message,))
 
     def size(self, param: KernelParam | SliceLength) -> llvm.Value:
         """The i64 value of an array's dimension or an integer parameter, or
@@ -481,7 +506,9 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
 
     # before the choice of side: the host's copy of the loop would raise
     # Numba's own size checks, in other words than the kernel's
-    _HostEmitter(lowerer, kernel, offload.target).check_sizes()
+    checks = _HostEmitter(lowerer, kernel, offload.target)
+    checks.check_sizes()
+    checks.check_separate_arrays()
 
     def launch() -> None:
         emitter = _HostEmitter(lowerer, kernel, offload.target)

@@ -46,6 +46,7 @@ from .parfor_updates import find_shared_updates
 from .translation import (
     ArrayUse,
     KernelParam,
+    SeparateArrays,
     SizeCheck,
     Translation,
     bind_param,
@@ -73,6 +74,8 @@ class ParforKernel:
     # hyperplanes of arrays the iterations read that one iteration owns, which
     # the host compares before and after the loop (shared_hyperplanes.py)
     read_hyperplanes: tuple[ReadHyperplane, ...] = ()
+    # arrays the host checks share no memory before the launch (view_order.py)
+    separate_arrays: tuple[SeparateArrays, ...] = ()
 
 
 def _allocated_in_init_block(t: Translation) -> set[str]:
@@ -172,7 +175,8 @@ def translate_parfor(parfor: Parfor, typemap: dict, calltypes: dict, name: str,
         *located_lines(t.allocas, location, "    "), *body.lines, f"  {end}", end, ""])
     return ParforKernel(name, text, tuple(p for _, p in t.args), t.arrays, ndim,
                         tuple(dict.fromkeys(r.reduction for r in reductions)),
-                        tuple(t.size_checks), partial_count, host_bounds, read_hyperplanes)
+                        tuple(t.size_checks), partial_count, host_bounds, read_hyperplanes,
+                        tuple(t.separate_arrays))
 
 
 def _translation(parfor: Parfor, typemap: dict, calltypes: dict, location: str) -> Translation:

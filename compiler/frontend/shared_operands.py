@@ -39,6 +39,7 @@ from .slice_assignments import (
     computed_here,
     is_ufunc_call,
     rewrite_host_stores,
+    same_elements,
     spans_meet,
 )
 from .usm import span_copy
@@ -51,15 +52,10 @@ def reads_other_elements(address, shape, strides, itemsize, other, other_shape, 
     index may read an element it has written: their bytes meet, and they are
     not the very same elements (same place, shape, strides). Host code reads
     only where the arrays are and their shapes, never an element."""
-    if not spans_meet(address, shape, strides, itemsize,
-                      other, other_shape, other_strides, other_itemsize):
-        return False
-    if len(shape) != len(other_shape) or address != other or itemsize != other_itemsize:
-        return True
-    for d in range(len(shape)):
-        if shape[d] != other_shape[d] or strides[d] != other_strides[d]:
-            return True
-    return False
+    return spans_meet(address, shape, strides, itemsize,
+                      other, other_shape, other_strides, other_itemsize) and \
+        not same_elements(address, shape, strides, itemsize,
+                          other, other_shape, other_strides, other_itemsize)
 
 
 # its IR is inlined before each store's loop: a copy of the operand's byte

@@ -110,6 +110,66 @@ def spans_meet(address, shape, strides, itemsize, other, other_shape, other_stri
     return low < other_high and other_low < high
 
 
+@register_jitable
+def same_elements(address, shape, strides, itemsize, other, other_shape, other_strides,
+                  other_itemsize) -> bool:
+    """Whether two arrays are the very same elements: one place, shape,
+    strides and item size."""
+    if len(shape) != len(other_shape) or address != other or itemsize != other_itemsize:
+        return False
+    for d in range(len(shape)):
+        if shape[d] != other_shape[d] or strides[d] != other_strides[d]:
+            return False
+    return True
+
+
+@register_jitable
+def _strides_gcd(g, shape, strides):
+    """The greatest common divisor of ``g`` and the strides of the
+    dimensions of more than one element."""
+    for d in range(len(shape)):
+        if shape[d] > 1:
+            a, b = g, np.int64(abs(strides[d]))
+            while b != 0:
+                a, b = b, a % b
+            g = a
+    return g
+
+
+@register_jitable
+def elements_meet(address, shape, strides, itemsize, other, other_shape, other_strides,
+                  other_itemsize) -> bool:
+    """Whether two arrays' elements may share bytes: their spans meet, and
+    neither their strides nor their rows keep them apart. Every element of
+    each starts at its address modulo ``g``, the greatest common divisor of
+    both arrays' strides, so interleaved views (``a[::2]`` and ``a[1::2]``)
+    never meet; of arrays whose rows are one stride apart (``m[:, :k]`` and
+    ``m[:, k:]``), rows meet only where a row of one meets a row of the
+    other."""
+    if not spans_meet(address, shape, strides, itemsize,
+                      other, other_shape, other_strides, other_itemsize):
+        return False
+    if len(shape) > 1 and len(other_shape) > 1 and strides[0] == other_strides[0] != 0:
+        # row r of this array meets row r + k of the other where k * stride
+        # lies strictly between these two bounds
+        low, high = _byte_span(0, shape[1:], strides[1:], itemsize)
+        other_low, other_high = _byte_span(0, other_shape[1:], other_strides[1:], other_itemsize)
+        apart = np.int64(address) - np.int64(other)
+        above, below = apart + high - other_low, apart + low - other_high
+        step = np.int64(strides[0])
+        if step < 0:
+            above, below, step = -below, -above, -step
+        first = max(below // step + 1, 1 - np.int64(shape[0]))
+        last = min(-(-above // step) - 1, np.int64(other_shape[0]) - 1)
+        if first > last:
+            return False
+    g = _strides_gcd(_strides_gcd(np.int64(0), shape, strides), other_shape, other_strides)
+    if g == 0:
+        return True  # an element each, and their spans meet
+    apart = (np.int64(address) - np.int64(other)) % g  # Python's sign: in [0, g)
+    return apart < other_itemsize or g - apart < itemsize
+
+
 # what the loop's code reads: where it is compiled, and inlined
 GLOBALS = {"numba": numba, "np": np, "check_broadcast": check_broadcast,
            "spans_meet": spans_meet, "span_copy": span_copy}

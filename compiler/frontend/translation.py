@@ -182,6 +182,22 @@ class SizeCheck:
 
 
 @dataclass(frozen=True)
+class SeparateArrays:
+    """Two arrays from outside the body, a view of ``written`` stored from a
+    view of ``read`` in one statement (``row[:] = y[i]`` of ``row = x[i]``):
+    NumPy copies what it reads where the two share memory, while the loop
+    reads it as it writes. The host raises UnsupportedError with ``message``
+    before the launch where their elements meet, unless ``alike`` (the views
+    are made alike of their arrays, ``x[i]`` and ``y[i]``) and the two are
+    the very same array, each element then read before it is written."""
+
+    written: str
+    read: str
+    alike: bool
+    message: str
+
+
+@dataclass(frozen=True)
 class SharedUpdate:
     """``a[k] = f(a[k], ...)`` (``+=``, ``-=``, ``*=``, ``min``, ``max``) in a
     parfor body, at an index ``k`` several iterations may share: ``read`` holds
@@ -250,6 +266,12 @@ class ComputedArray:
     # expression's, rules/computed_arrays.py), which a loop storing it orders
     # itself against
     views_read: tuple[ir.Var, ...] = ()
+    # each array from outside the body that ``element`` reads, with the view
+    # of it read at the element's own position (an array expression's), or
+    # None where it reads others (a product, a reshape): a store of it into a
+    # view of another such array has the host keep the two apart
+    # (view_order.keep_apart)
+    arrays_read: tuple[tuple[str, ir.Var | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -388,6 +410,7 @@ class Translation:
     # that several iterations may share (parfor_updates.py), by setitem
     shared_updates: dict[ir.Stmt, SharedUpdate] = field(default_factory=dict)
     size_checks: list[SizeCheck] = field(default_factory=list)  # for the host, before launch
+    separate_arrays: list[SeparateArrays] = field(default_factory=list)  # likewise
     # the arrays the body writes (parfor_dependences.written_arrays), once found
     written: set[str] | None = None
     # translating inside an scf region (an element computed where read): the

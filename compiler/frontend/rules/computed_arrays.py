@@ -77,7 +77,7 @@ from .arrays import (
     write_element,
 )
 from .body_checks import size_origin
-from .view_order import views_overlap, walk_backwards
+from .view_order import keep_apart, views_overlap, walk_backwards
 
 Readable = ArrayValue | ComputedArray
 
@@ -141,8 +141,40 @@ def contract_parfor(t: Translation, inner: Parfor) -> bool:
     origins = tuple(size_origin(t, nest.stop) if isinstance(nest.stop, ir.Var) else None
                     for nest in inner.loop_nests)
     t.define(array, ComputedArray(dims, dtype, element, origins, sizes, is_complex,
-                                  views_read))
+                                  views_read, _arrays_read(t, inner, statements, outer)))
     return True
+
+
+def _arrays_read(t: Translation, inner: Parfor, statements: list[ir.Stmt],
+                 outer: dict[str, object]) -> tuple[tuple[str, ir.Var | None], ...]:
+    """``ComputedArray.arrays_read`` of the array expression ``inner``
+    computes with ``statements``, which read ``outer`` from the body."""
+    index = inner.index_var.name if len(inner.loop_nests) == 1 else None
+    found = []
+    for stmt in statements:
+        value = stmt.value
+        own = value.value.name if isinstance(value, ir.Expr) and value.op == "getitem" and \
+            getattr(value.index, "name", None) == index else None
+        for var in stmt.list_vars():
+            held = outer.get(var.name)
+            if isinstance(held, ArrayValue) and held.var in t.arrays:
+                found.append((held.var, var if var.name == own else None))
+            elif isinstance(held, ComputedArray):
+                found += [(name, view if var.name == own else None)
+                          for name, view in held.arrays_read]
+    return tuple(dict.fromkeys(found))
+
+
+def arrays_read_by(t: Translation, *sources: object) -> tuple[tuple[str, None], ...]:
+    """``ComputedArray.arrays_read`` of an array whose elements read
+    ``sources`` at other positions than their own."""
+    found = []
+    for source in sources:
+        if isinstance(source, ArrayValue) and source.var in t.arrays:
+            found.append((source.var, None))
+        elif isinstance(source, ComputedArray):
+            found += [(name, None) for name, _ in source.arrays_read]
+    return tuple(dict.fromkeys(found))
 
 
 def _array_expression(t: Translation, inner: Parfor) -> tuple[
@@ -277,9 +309,11 @@ def _copy(t: Translation, expr: ir.Expr, target: ir.Var) -> ComputedArray:
         raise UnsupportedError(
             f"{where(expr.loc)}: .copy() of '{user_names([source.var])}' in a parfor body: "
             "xpuc copies only real arrays from outside the loop that it does not write")
+    method = t.definition(expr.func)  # x.copy: the view copied, read where the copy is
+    view = method.value if isinstance(method, ir.Expr) and method.op == "getattr" else None
     return ComputedArray(source.dims, source.dtype,
                          lambda position: element_at(t, source, position, expr.loc),
-                         (None,) * len(source.dims))
+                         (None,) * len(source.dims), arrays_read=((source.var, view),))
 
 
 def _method_array(t: Translation, expr: ir.Expr, name: str) -> Readable:
@@ -338,7 +372,7 @@ def _reshaped(t: Translation, source: Readable, shape: ir.Var | list[ir.Var],
         return element_at(t, source, source_position, loc)
 
     return ComputedArray(dims, source.dtype, element, (None,) * len(dims), tuple(items),
-                         source.is_complex)
+                         source.is_complex, arrays_read=arrays_read_by(t, source))
 
 
 # ---- reductions along an axis -----------------------------------------------------
@@ -378,7 +412,8 @@ def _along_axis(t: Translation, expr: ir.Expr, target: ir.Var) -> Value | Comput
         return element([])
     sizes = None if isinstance(source, ArrayValue) or source.sizes is None else \
         source.sizes[:axis] + source.sizes[axis + 1:]
-    return ComputedArray(dims, dtype, element, (None,) * len(dims), sizes)
+    return ComputedArray(dims, dtype, element, (None,) * len(dims), sizes,
+                         arrays_read=arrays_read_by(t, source))
 
 
 # ---- in-place operators on a view --------------------------------------------------
@@ -407,6 +442,7 @@ def update_view(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
     # loop walks so as to read each element before it writes it
     reads = [expr.rhs] if isinstance(operand, ArrayValue) else \
         list(getattr(operand, "views_read", ()))
+    keep_apart(t, expr, expr.lhs, expr.rhs)
     overlaps = [(expr, expr.lhs, read) for read in reads if views_overlap(t, expr.lhs, read)]
     backwards = walk_backwards(t, overlaps, len(view.dims) == 1) if overlaps else None
     rule = element_rule(expr.immutable_fn, view.is_complex)

@@ -30,7 +30,7 @@ from ..translation import (
     where,
 )
 from .computed_arrays import contract_parfor, mask_holds, masked_iteration
-from .view_order import views_overlap, walk_backwards
+from .view_order import keep_apart, views_overlap, walk_backwards
 
 
 @dataclass(frozen=True)
@@ -166,6 +166,8 @@ def _overlap_direction(t: Translation, inner: Parfor) -> Value | None:
             continue
         written = outer_view(store.target)
         for source in loaded if written is not None else ():
+            if source.name not in defined:
+                keep_apart(t, store, store.target, source)
             if outer_view(source) is not None and views_overlap(t, store.target, source):
                 overlaps.append((store, store.target, source))
     if not overlaps:

@@ -38,7 +38,7 @@ from ..translation import (
     where,
 )
 from .body_checks import dimension_origin, equal_extents
-from .computed_arrays import Readable, element_at
+from .computed_arrays import Readable, arrays_read_by, element_at
 
 # NumPy's error for each pair of ranks, as Numba's np.dot raises it
 _SIZE_ERRORS = {(1, 1): "vector * vector", (1, 2): "vector * matrix",
@@ -98,7 +98,8 @@ def _product(t: Translation, lhs: ir.Var, rhs: ir.Var, expr: ir.Expr,
         return _sum_of_products(t, dtype, is_complex, a, b, lambda k: [*rows, k],
                                 lambda k: [k, *columns], expr.loc)
 
-    return ComputedArray(dims, dtype, element, origins, is_complex=is_complex)
+    return ComputedArray(dims, dtype, element, origins, is_complex=is_complex,
+                         arrays_read=arrays_read_by(t, a, b))
 
 
 def _sum_of_products(t: Translation, dtype: ScalarType, is_complex: bool, a: Readable,

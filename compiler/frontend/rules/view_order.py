@@ -7,7 +7,11 @@ read before it is written. Of two 1-D views along one axis with one step,
 the loop walks backwards where the stored one starts after the loaded one in
 memory (decided at run time: Floyd–Warshall's ``path[i, :]`` and
 ``path[k, :]`` are one row where ``i == k``, apart otherwise); any other pair
-of views is refused."""
+of views is refused.
+
+Views of two arrays from outside the body may be of one array too, where
+the caller passed views of one array as both (``f(s[:, :-1], s[:, ::-1])``):
+the host checks them before the launch (``keep_apart``)."""
 
 from __future__ import annotations
 
@@ -15,7 +19,15 @@ from numba.core import ir
 
 from ...dialects import Value, arith
 from ...errors import UnsupportedError
-from ..translation import ArrayValue, SliceValue, Translation, TupleValue, user_names, where
+from ..translation import (
+    ArrayValue,
+    SeparateArrays,
+    SliceValue,
+    Translation,
+    TupleValue,
+    user_names,
+    where,
+)
 from .body_checks import same_value
 
 
@@ -25,6 +37,81 @@ def views_overlap(t: Translation, stored: ir.Var, loaded: ir.Var) -> bool:
     written, read = t.lookup(stored), t.lookup(loaded)
     return read.var == written.var and \
         not same_value(t, _updated_view(t, stored), _updated_view(t, loaded))
+
+
+def keep_apart(t: Translation, store: ir.Stmt | ir.Expr, stored: ir.Var, loaded: ir.Var) -> None:
+    """Where ``store`` writes the view ``stored`` of an array from outside
+    the body and reads ``loaded``, a view of another such array or an array
+    the body computes from some (``ComputedArray.arrays_read``), have the host
+    check before the launch that the two share no memory."""
+    written, read = t.lookup(stored), t.lookup(loaded)
+    if not isinstance(written, ArrayValue) or written.var not in t.arrays:
+        return
+    if isinstance(read, ArrayValue):
+        reads = ((read.var, loaded),) if read.var in t.arrays else ()
+    else:
+        reads = getattr(read, "arrays_read", ())
+    for array, view in reads:
+        if array == written.var:
+            continue
+        alike = view is not None and _made_alike(t, _updated_view(t, stored),
+                                                 _updated_view(t, view))
+        if any(check.written == written.var and check.read == array and check.alike <= alike
+               for check in t.separate_arrays):
+            continue
+        names = user_names([written.var]), user_names([array])
+        t.separate_arrays.append(SeparateArrays(written.var, array, alike, (
+            f"{where(store.loc)}: '{names[0]}' and '{names[1]}' share memory in this call, and "
+            f"this store into a view of '{names[0]}' reads '{names[1]}' (NumPy would read it "
+            "whole first; the loop reads it as it writes): pass arrays that do not overlap, "
+            f"such as '{names[1]}.copy()' made before the call")))
+
+
+def _made_alike(t: Translation, first: ir.Var, second: ir.Var, depth: int = 0) -> bool:
+    """Whether the views ``first`` and ``second`` are made alike from their
+    arrays (``x[i, :]`` and ``y[i, :]``, or the arrays themselves)."""
+    if depth > 8:
+        return False
+    first, second = _all_of(t, first), _all_of(t, second)
+    ones, others = t.lookup(first), t.lookup(second)
+    if ones.var == first.name or others.var == second.name:
+        return ones.var == first.name and others.var == second.name
+    made, made_too = t.definition(first), t.definition(second)
+    if isinstance(made, ir.Var) or isinstance(made_too, ir.Var):  # a copy of a name
+        return _made_alike(t, made if isinstance(made, ir.Var) else first,
+                           made_too if isinstance(made_too, ir.Var) else second, depth + 1)
+    if not (isinstance(made, ir.Expr) and isinstance(made_too, ir.Expr)
+            and made.op == made_too.op and made.op in ("getitem", "static_getitem")):
+        return False
+    same_index = made.index == made_too.index if made.op == "static_getitem" else \
+        same_value(t, made.index, made_too.index)
+    return same_index and _made_alike(t, made.value, made_too.value, depth + 1)
+
+
+def _all_of(t: Translation, view: ir.Var) -> ir.Var:
+    """The array or view that ``view`` is all of (``row`` for ``row[:]``), or
+    ``view``."""
+    made = t.definition(view)
+    if not (isinstance(made, ir.Expr) and made.op in ("getitem", "static_getitem")):
+        return view
+    if made.op == "static_getitem":
+        items = made.index if isinstance(made.index, tuple) else (made.index,)
+        whole = all(item == slice(None) for item in items)
+    else:
+        index = t.definition(made.index)
+        items = index.items if isinstance(index, ir.Expr) and index.op == "build_tuple" \
+            else [made.index]
+        whole = all(_is_colon(t, item) for item in items)
+    return _all_of(t, made.value) if whole else view
+
+
+def _is_colon(t: Translation, var: ir.Var) -> bool:
+    """Whether ``var`` is ``slice(None, None)``: ``:``."""
+    made = t.definition(var)
+    return isinstance(made, ir.Expr) and made.op == "call" and \
+        getattr(t.typemap.get(made.func.name), "typing_key", None) is slice and \
+        all(isinstance(bound := t.definition(arg), ir.Const) and bound.value is None
+            for arg in made.args)
 
 
 def walk_backwards(t: Translation, overlaps: list[tuple[ir.Stmt | ir.Expr, ir.Var, ir.Var]],
