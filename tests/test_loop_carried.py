@@ -536,3 +536,80 @@ def test_a_row_index_not_the_same_in_every_iteration_is_refused(fn, args, line):
     assert _line_of(fn, line) in message and "'a'" in message
     assert "loop-carried dependence" in message
     assert "$" not in message and "xpuc/" not in message
+
+
+# ---- a loop-carried dependence through two arguments that share memory -------------
+#
+# ``x[i] = y[i] + 1.0`` called with ``x = a[1:]`` and ``y = a[:-1]`` reads in
+# iteration i the element iteration i - 1 writes: no name shows it, so the
+# host compares the arrays before the launch, on the host as in kernels.
+
+
+@xpuc.jit
+def plus_one_from(x, y):
+    for i in prange(x.shape[0]):
+        x[i] = y[i] + 1.0
+
+
+@xpuc.jit
+def doubled_rows_from(x, y):
+    for i in prange(x.shape[0]):
+        for j in range(x.shape[1]):
+            x[i, j] = y[i, j] * 2.0
+
+
+def sequential(fn, *args):
+    """``fn``'s loop run in order by Python: the answer a program without a
+    loop-carried dependence gives whatever the order."""
+    fn.py_func(*args)
+
+
+@pytest.mark.parametrize("fn, views, line", [
+    (plus_one_from, lambda a: (a[1:], a[:-1]), "x[i] = y[i] + 1.0"),
+    (plus_one_from, lambda a: (a[:-1], a[1:]), "x[i] = y[i] + 1.0"),
+    (plus_one_from, lambda a: (a, a[::-1]), "x[i] = y[i] + 1.0"),
+    (stencil, lambda a: (a, a), "b[i] = a[i - 1] + a[i + 1]"),
+    (doubled_rows_from, lambda a: (a.reshape(8, 8)[1:], a.reshape(8, 8)[:-1]),
+     "x[i, j] = y[i, j] * 2.0"),
+], ids=["shifted right", "shifted left", "reversed", "stencil in place", "rows shifted down"])
+@pytest.mark.parametrize("where", ["0", "100000000"], ids=["kernels", "host loop"])
+def test_arguments_sharing_what_other_iterations_touch_are_refused(fn, views, line, where,
+                                                                   monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", where)
+    a = np.arange(64.0)
+    xpuc.reset_stats()
+    with pytest.raises(xpuc.UnsupportedError) as error:
+        with xpuc.device_context("opencl:cpu"):
+            fn(*views(a))
+    message = str(error.value)
+    assert f"/{_line_of(fn, line)}: " in message
+    assert "share memory in this call" in message and "loop-carried dependence" in message
+    stats = xpuc.stats()
+    assert stats["kernel_launches"] == stats["host_parfors"] == 0, stats
+    np.testing.assert_array_equal(a, np.arange(64.0))
+
+
+@pytest.mark.parametrize("fn, views", [
+    (plus_one_from, lambda a: (a, a)),
+    (plus_one_from, lambda a: (a[:32], a[32:])),
+    (plus_one_from, lambda a: (a[::2], a[1::2])),
+    (doubled_rows_from, lambda a: (a.reshape(8, 8)[:, :6], a.reshape(8, 8)[:, 2:])),
+    (doubled_rows_from, lambda a: (a.reshape(8, 8)[:, 2:], a.reshape(8, 8)[:, :6])),
+], ids=["the same array", "halves", "interleaved", "rows shifted left within each row",
+        "rows shifted right within each row"])
+@pytest.mark.parametrize("where", ["0", "100000000"], ids=["kernels", "host loop"])
+def test_arguments_meeting_only_where_one_iteration_owns_both_run(fn, views, where,
+                                                                  monkeypatch):
+    """Elements met only by the iteration that owns them in both (the same
+    element, a row's own elements in its serial loop), or never: the
+    sequential loop's answer."""
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", where)
+    want = np.arange(64.0)
+    sequential(fn, *views(want))
+    a = np.arange(64.0)
+    xpuc.reset_stats()
+    with xpuc.device_context("opencl:cpu"):
+        fn(*views(a))
+    stats = xpuc.stats()
+    assert stats["kernel_launches" if where == "0" else "host_parfors"] > 0, stats
+    np.testing.assert_array_equal(a, want)

@@ -26,7 +26,7 @@ from .parfor_reductions import Reduction
 from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
 from .shared_hyperplanes import hyperplanes_checked, polynomial_value
-from .slice_assignments import elements_meet, same_elements
+from .slice_assignments import elements_meet, elements_meet_elsewhere, same_elements
 from .translation import KernelParam, SliceLength, composite_of, scalar_items
 from .user_locations import refused_as_user_code
 from .usm import USMArray
@@ -39,12 +39,15 @@ if TYPE_CHECKING:  # the MLIR half, loaded by the first compile (passes.__getatt
 DUMP_DIR_VARIABLE = "XPUC_DUMP_DIR"
 
 
-def _memory_shared(written, read, alike):
-    """Whether the elements of ``written`` and ``read`` may meet, where they
-    are not the very same array read through views made ``alike``. (Compiled
-    into the host code: it reads where the arrays are, never an element.)"""
+def _memory_shared(written, read, alike, own_axis):
+    """Whether the elements of ``written`` and ``read`` may meet where
+    ``SeparateArrays`` says they must not (``own_axis``: -1 for none).
+    Compiled into the host code: it reads where the arrays are, never an
+    element."""
     places = (written.ctypes.data, written.shape, written.strides, written.itemsize,
               read.ctypes.data, read.shape, read.strides, read.itemsize)
+    if own_axis >= 0:
+        return elements_meet_elsewhere(*places, own_axis)
     return elements_meet(*places) and not (alike and same_elements(*places))
 
 
@@ -123,11 +126,12 @@ class _HostEmitter:
         other share memory (view_order.keep_apart)."""
         for check in self.kernel.separate_arrays:
             arrays = [self.typemap[check.written], self.typemap[check.read]]
+            own_axis = -1 if check.own_axis is None else check.own_axis
             meet = self.context.compile_internal(
                 self.builder, _memory_shared,
-                signature(types.boolean, *arrays, types.boolean),
+                signature(types.boolean, *arrays, types.boolean, types.int64),
                 [self.lowerer.loadvar(check.written), self.lowerer.loadvar(check.read),
-                 llvm.Constant(llvm.IntType(1), int(check.alike))])
+                 llvm.Constant(llvm.IntType(1), int(check.alike)), I64(own_axis)])
             with cgutils.if_unlikely(self.builder, meet):
                 self.context.call_conv.return_user_exc(self.builder, UnsupportedError,
                                                        (check.message,))

@@ -65,6 +65,7 @@ from .parfor_updates import (
 )
 from .translation import (
     FrozenPolynomial,
+    SeparateArrays,
     Translation,
     dimension_of_factor,
     index_of,
@@ -112,6 +113,7 @@ def check_loop_carried(t: Translation) -> tuple[ReadHyperplane, ...]:
     accesses = _body_accesses(t)
     conflict = _loop_carried(t, accesses)
     if conflict is None:
+        _keep_arrays_apart(t, accesses)
         return _read_hyperplanes(t, accesses)
     array, read, write = conflict
     raise UnsupportedError(
@@ -120,6 +122,42 @@ def check_loop_carried(t: Translation) -> tuple[ReadHyperplane, ...]:
         "touch (a loop-carried dependence: the result would depend on the order the "
         "iterations run in); every access to an array the loop both reads and writes "
         "must index one dimension by the same item the iteration owns (the loop's index)")
+
+
+def _keep_arrays_apart(t: Translation, accesses: dict[str, list[_Access]]) -> None:
+    """Have the host check, before the launch, each array the body writes
+    against each other one it touches: two arguments may be views of one
+    array (``f(a[1:], a[:-1])`` of ``x[i] = y[i] + 1``), whose iterations
+    then read what others write, a loop-carried dependence no name shows.
+    Where the accesses to both, taken as one array's, are each iteration's
+    own, the two may be the very same array (``f(a, a)``). An array the
+    parfor allocates (an array expression's result) meets no other."""
+    own = _own_indices(t)
+    apart = {name for name, use in t.arrays.items() if use.fresh} | set(t.parfor.redvars)
+    for written, found in accesses.items():
+        if written in apart or not any(a.writes for a in found):
+            continue
+        for other, found_too in accesses.items():
+            if other == written or other in apart:
+                continue
+            shared = frozenset.intersection(*(a.owned for a in [*found, *found_too]))
+            alike = own <= {item.owner for _, item in shared}
+            # one dimension the single loop index owns in every access to both
+            own_axis = min((axis for axis, item in shared if {item.owner} == own),
+                           default=None) if alike and len(own) == 1 else None
+            if any(check.written == written and check.read == other and
+                   check.own_axis == own_axis and check.alike <= alike
+                   for check in t.separate_arrays):
+                continue
+            access = next((a for a in found_too if not a.writes), found_too[0])
+            first_write = next(a for a in found if a.writes)
+            names = user_names([written]), user_names([other])
+            t.separate_arrays.append(SeparateArrays(written, other, alike, (
+                f"{where(access.loc)}: '{names[0]}' and '{names[1]}' share memory in this "
+                f"call, and the prange writes '{names[0]}' (line {first_write.loc.line}) at "
+                f"elements other iterations may touch through '{names[1]}' here (a loop-"
+                "carried dependence: the result would depend on the order the iterations run "
+                "in): pass arrays that do not overlap"), own_axis))
 
 
 def iterations_independent(t: Translation) -> bool:

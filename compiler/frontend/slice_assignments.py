@@ -146,28 +146,62 @@ def elements_meet(address, shape, strides, itemsize, other, other_shape, other_s
     never meet; of arrays whose rows are one stride apart (``m[:, :k]`` and
     ``m[:, k:]``), rows meet only where a row of one meets a row of the
     other."""
+    return _meet(address, shape, strides, itemsize, other, other_shape, other_strides,
+                 other_itemsize, 0, True)
+
+
+@register_jitable
+def elements_meet_elsewhere(address, shape, strides, itemsize, other, other_shape,
+                            other_strides, other_itemsize, axis) -> bool:
+    """Whether two arrays' elements may share bytes other than at one index
+    along ``axis`` (row r of one and row r of the other meeting, as the
+    iteration owning index r touches both, is no meeting)."""
+    return _meet(address, shape, strides, itemsize, other, other_shape, other_strides,
+                 other_itemsize, axis, False)
+
+
+@register_jitable
+def _meet(address, shape, strides, itemsize, other, other_shape, other_strides, other_itemsize,
+          axis, at_one_index):
     if not spans_meet(address, shape, strides, itemsize,
                       other, other_shape, other_strides, other_itemsize):
         return False
-    if len(shape) > 1 and len(other_shape) > 1 and strides[0] == other_strides[0] != 0:
-        # row r of this array meets row r + k of the other where k * stride
-        # lies strictly between these two bounds
-        low, high = _byte_span(0, shape[1:], strides[1:], itemsize)
-        other_low, other_high = _byte_span(0, other_shape[1:], other_strides[1:], other_itemsize)
-        apart = np.int64(address) - np.int64(other)
-        above, below = apart + high - other_low, apart + low - other_high
-        step = np.int64(strides[0])
-        if step < 0:
-            above, below, step = -below, -above, -step
-        first = max(below // step + 1, 1 - np.int64(shape[0]))
-        last = min(-(-above // step) - 1, np.int64(other_shape[0]) - 1)
-        if first > last:
-            return False
     g = _strides_gcd(_strides_gcd(np.int64(0), shape, strides), other_shape, other_strides)
-    if g == 0:
-        return True  # an element each, and their spans meet
-    apart = (np.int64(address) - np.int64(other)) % g  # Python's sign: in [0, g)
-    return apart < other_itemsize or g - apart < itemsize
+    apart = np.int64(address) - np.int64(other)
+    if g != 0 and apart % g >= other_itemsize and g - apart % g >= itemsize:
+        return False  # Python's %: in [0, g)
+    if not (axis < len(shape) and axis < len(other_shape)
+            and strides[axis] == other_strides[axis] != 0):
+        return at_one_index or not same_elements(address, shape, strides, itemsize, other,
+                                                 other_shape, other_strides, other_itemsize)
+    # row r (the elements at index r along axis) of this array meets row
+    # r + k of the other where k * stride lies strictly between these bounds
+    low, high = _byte_span_but(shape, strides, itemsize, axis)
+    other_low, other_high = _byte_span_but(other_shape, other_strides, other_itemsize, axis)
+    above, below = apart + high - other_low, apart + low - other_high
+    step = np.int64(strides[axis])
+    if step < 0:
+        above, below, step = -below, -above, -step
+    first = max(below // step + 1, 1 - np.int64(shape[axis]))
+    last = min(-(-above // step) - 1, np.int64(other_shape[axis]) - 1)
+    return first <= last and (at_one_index or first != 0 or last != 0)
+
+
+@register_jitable
+def _byte_span_but(shape, strides, itemsize, axis) -> tuple[int, int]:
+    """The bytes one row along ``axis`` lies in, from the row's start."""
+    low = high = np.int64(0)
+    for d in range(len(shape)):
+        if d == axis:
+            continue
+        if shape[d] == 0:
+            return np.int64(0), np.int64(0)
+        reach = (shape[d] - 1) * strides[d]
+        if reach < 0:
+            low += reach
+        else:
+            high += reach
+    return low, high + itemsize
 
 
 # what the loop's code reads: where it is compiled, and inlined

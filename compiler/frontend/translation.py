@@ -183,18 +183,24 @@ class SizeCheck:
 
 @dataclass(frozen=True)
 class SeparateArrays:
-    """Two arrays from outside the body, a view of ``written`` stored from a
-    view of ``read`` in one statement (``row[:] = y[i]`` of ``row = x[i]``):
-    NumPy copies what it reads where the two share memory, while the loop
-    reads it as it writes. The host raises UnsupportedError with ``message``
-    before the launch where their elements meet, unless ``alike`` (the views
-    are made alike of their arrays, ``x[i]`` and ``y[i]``) and the two are
-    the very same array, each element then read before it is written."""
+    """Two arrays from outside the body that must not share memory: the
+    host raises UnsupportedError with ``message`` before the launch where
+    their elements meet. Either a view of ``written`` is stored from a view of
+    ``read`` in one statement (``row[:] = y[i]`` of ``row = x[i]``), where
+    NumPy copies what it reads and the loop reads it as it writes: the two
+    may be the very same array where ``alike`` (the views made alike of
+    their arrays, ``x[i]`` and ``y[i]``), each element then read before it
+    is written. Or the body writes ``written`` and touches ``read``, each
+    iteration at elements others may touch through the other name (a
+    loop-carried dependence): they may meet where ``alike`` holds and they
+    are the very same array, or at one index along ``own_axis``, which one
+    iteration owns in both (``x[i] = y[i] + 1``)."""
 
     written: str
     read: str
     alike: bool
     message: str
+    own_axis: int | None = None
 
 
 @dataclass(frozen=True)

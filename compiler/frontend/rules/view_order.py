@@ -45,19 +45,20 @@ def keep_apart(t: Translation, store: ir.Stmt | ir.Expr, stored: ir.Var, loaded:
     the body computes from some (``ComputedArray.arrays_read``), have the host
     check before the launch that the two share no memory."""
     written, read = t.lookup(stored), t.lookup(loaded)
-    if not isinstance(written, ArrayValue) or written.var not in t.arrays:
+    if not isinstance(written, ArrayValue) or written.var not in t.arrays or \
+            t.arrays[written.var].fresh:
         return
     if isinstance(read, ArrayValue):
         reads = ((read.var, loaded),) if read.var in t.arrays else ()
     else:
         reads = getattr(read, "arrays_read", ())
     for array, view in reads:
-        if array == written.var:
+        if array == written.var or t.arrays[array].fresh:
             continue
         alike = view is not None and _made_alike(t, _updated_view(t, stored),
                                                  _updated_view(t, view))
         if any(check.written == written.var and check.read == array and check.alike <= alike
-               for check in t.separate_arrays):
+               and check.own_axis is None for check in t.separate_arrays):
             continue
         names = user_names([written.var]), user_names([array])
         t.separate_arrays.append(SeparateArrays(written.var, array, alike, (
