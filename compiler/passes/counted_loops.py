@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf
 
-from .ir_queries import integer_constant, is_within, ops_named
+from .ir_queries import integer_constant, is_defined_in, ops_named
 
 _SLT = 2  # arith::CmpIPredicate::slt
 
@@ -45,12 +45,6 @@ class _CountedLoop:
     forwarded: list[int | str]  # per after-argument: "index", "next", or a before-argument
 
 
-def _defined_outside(value: ir.Value, loop: ir.Operation) -> bool:
-    owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner
-    return op != loop and not is_within(op, loop)
-
-
 def _match(loop: ir.Operation) -> _CountedLoop | None:
     """``loop`` (an scf.while) as a counted loop, or None if it is not one."""
     before, after = (region.blocks[0] for region in loop.regions)
@@ -60,7 +54,7 @@ def _match(loop: ir.Operation) -> _CountedLoop | None:
     if (len(ops) != 2 or isinstance(compare, ir.Block) or compare.name != "arith.cmpi"
             or ir.IntegerAttr(compare.attributes["predicate"]).value != _SLT
             or compare.operands[0] not in arguments
-            or not _defined_outside(compare.operands[1], loop)):
+            or is_defined_in(compare.operands[1], loop)):
         return None
     counter = arguments.index(compare.operands[0])
     (increment,) = [op for op in ops if op != compare]

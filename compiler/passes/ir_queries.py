@@ -72,6 +72,13 @@ def is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
     return False
 
 
+def is_defined_in(value: ir.Value, op: ir.Operation) -> bool:
+    """Whether ``value`` is defined in ``op``'s regions (or is ``op``'s result)."""
+    owner = value.owner
+    definer = (owner.owner if isinstance(owner, ir.Block) else owner).operation
+    return definer == op or is_within(definer, op)
+
+
 def gpu_modules(module: ir.Module) -> list[ir.Operation]:
     """The module's gpu.modules (the kernels' containers), in order."""
     return [op.operation for op in module.body.operations if op.operation.name == "gpu.module"]

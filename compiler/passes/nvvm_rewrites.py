@@ -16,7 +16,7 @@ from .ir_queries import (
     add_launch_operands,
     defining_op,
     integer_constant,
-    is_within,
+    is_defined_in,
     ops_named,
     symbol_name,
 )
@@ -259,7 +259,7 @@ def native_float_adds(module: ir.Module) -> None:
         addends = [operand for operand in add.operands if operand != old]
         if len(addends) != 1 or exchange.operands[2] != new_bits.results[0] \
                 or new_bits.operands[0] != add.results[0] \
-                or _is_inside(addends[0], loop):
+                or is_defined_in(addends[0], loop):
             continue
         with loop.location, ir.InsertionPoint(loop):
             fetched = llvm.AtomicRMWOp(
@@ -271,10 +271,3 @@ def native_float_adds(module: ir.Module) -> None:
         loop.erase()
         if first is not None and first.name == "llvm.load" and not list(first.results[0].uses):
             first.erase()  # the loop's first guess of the element
-
-
-def _is_inside(value: ir.Value, op: ir.Operation) -> bool:
-    """Whether ``value`` is defined in ``op``'s regions."""
-    owner = value.owner
-    definer = (owner.owner if isinstance(owner, ir.Block) else owner).operation
-    return definer == op or is_within(definer, op)
