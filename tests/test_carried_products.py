@@ -89,3 +89,27 @@ def test_values_the_after_region_changes_are_not_carried():
     _module, loop = carried(after="\n    %negated = arith.negf %y : f64", y="%negated")
     assert len(loop.regions[0].blocks[0].arguments) == 4
     assert len(ops_named(loop, "arith.mulf")) == 3
+
+
+def test_values_passed_on_unchanged_are_left_alone():
+    """x * x of an x each iteration passes on as it is: no later value to
+    carry (the loop's invariant, not its recurrence)."""
+    module = ir.Module.parse("""
+    func.func @f(%x0: f64, %m: i64) -> f64 {
+      %c0 = arith.constant 0 : i64
+      %c1 = arith.constant 1 : i64
+      %r:2 = scf.while (%x = %x0, %n = %c0) : (f64, i64) -> (f64, i64) {
+        %xx = arith.mulf %x, %x : f64
+        %nn = arith.addi %n, %c1 : i64
+        %more = arith.cmpi slt, %nn, %m : i64
+        scf.condition(%more) %x, %nn : f64, i64
+      } do {
+      ^bb0(%x: f64, %n: i64):
+        scf.yield %x, %n : f64, i64
+      }
+      return %r#0 : f64
+    }""")
+    carry_products(module)
+    assert module.operation.verify()
+    [loop] = ops_named(module.operation, "scf.while")
+    assert len(loop.regions[0].blocks[0].arguments) == 2

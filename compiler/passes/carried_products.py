@@ -72,8 +72,8 @@ def _carry_one(loop: ir.Operation) -> ir.Operation | None:
                 or any(v not in arguments and is_defined_in(v, loop) for v in operands):
             continue
         next_operands = [upcoming[arguments.index(v)] if v in arguments else v for v in operands]
-        if any(v is None for v in next_operands):
-            continue
+        if any(v is None for v in next_operands) or next_operands == operands:
+            continue  # unknown, or the loop passes them on unchanged: nothing to carry
         attributes = _attributes(op)
         again = [other for top in body for other in nested_ops(top)
                  if _computes(other, op.name, attributes, next_operands)]
