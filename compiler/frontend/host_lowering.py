@@ -20,6 +20,7 @@ from ..abi import CopyIn
 from ..errors import UnsupportedError, XpucError
 from ..passes import Target
 from . import host_parfors
+from .body_values import composite_of, scalar_items
 from .compiled import CompiledParfor, OffloadTarget, count_kernel_compiled
 from .literal_arguments import arguments_of
 from .parfor_reductions import Reduction
@@ -27,7 +28,7 @@ from .parfor_to_mlir import ParforKernel, kernel_name, translate_parfor
 from .runtime_calls import I8P, I32, I64, call_runtime, host_extent, link_runtime
 from .shared_hyperplanes import hyperplanes_checked, polynomial_value
 from .slice_assignments import elements_meet, elements_meet_elsewhere, same_elements
-from .translation import KernelParam, SliceLength, composite_of, scalar_items
+from .translation import KernelParam, SliceLength
 from .user_locations import refused_as_user_code
 from .usm import USMArray
 

@@ -47,7 +47,7 @@ from .kernel_intrinsics import (
     private_array,
 )
 from .kernel_work_group import GLOBAL_MEM_FENCE, LOCAL_MEM_FENCE, atomic_fence, barrier
-from .translation import where
+from .user_locations import where
 
 # ---- the kernel-side names ---------------------------------------------------------
 

@@ -22,9 +22,10 @@ from numba.np import numpy_support
 
 from ..dialects import Builder, ScalarType, Value, arith, spirv
 from ..errors import UnsupportedError
+from .body_values import ArrayValue, TupleValue
 from .kernel_intrinsics import kernel_call_rule, kernel_template, outside_kernel, shape_rank
 from .rules.arrays import ATOMIC_ELEMENTS, element_offset, global_element_pointer, note_use
-from .translation import ArrayValue, TupleValue, where
+from .user_locations import where
 
 if TYPE_CHECKING:
     from .kernel_to_mlir import KernelTranslation

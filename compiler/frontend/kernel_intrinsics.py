@@ -23,8 +23,10 @@ from ..dialects import INDEX, Value, arith
 from ..dialects.registry import RuleTable
 from ..dialects.types import ScalarType
 from ..errors import UnsupportedError
+from .body_values import ArrayValue
 from .rules.arrays import allocate_array
-from .translation import ArrayValue, constant_value, where
+from .translation import constant_value
+from .user_locations import where
 
 if TYPE_CHECKING:
     from .kernel_to_mlir import KernelTranslation

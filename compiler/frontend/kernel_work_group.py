@@ -20,7 +20,8 @@ from numba.core.typing.templates import signature
 from ..dialects import Value, gpu, spirv
 from ..errors import UnsupportedError
 from .kernel_intrinsics import kernel_call_rule, kernel_template, outside_kernel
-from .translation import constant_value, where
+from .translation import constant_value
+from .user_locations import where
 
 if TYPE_CHECKING:
     from .kernel_to_mlir import KernelTranslation

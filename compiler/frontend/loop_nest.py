@@ -12,7 +12,8 @@ from numba.core import types
 
 from ..dialects import INDEX, Builder, Value, arith
 from ..errors import UnsupportedError
-from .translation import KernelParam, Translation, where
+from .translation import KernelParam, Translation
+from .user_locations import where
 
 Bound = int | str  # a constant, or the SSA name of an index argument
 

@@ -70,8 +70,8 @@ from .translation import (
     dimension_of_factor,
     index_of,
     user_names,
-    where,
 )
+from .user_locations import where
 
 # calls that read an array's shape, no element
 _METADATA_CALLS = {len, array_analysis.assert_equiv}

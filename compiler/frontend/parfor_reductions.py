@@ -24,6 +24,7 @@ from ..dialects.complex import Complex, lookup_complex_rule
 from ..dialects.registry import lookup_rule
 from ..errors import UnsupportedError
 from ..passes import Target
+from .body_values import IndexValuePair, composite_of, scalar_items
 from .loop_nest import (
     Bound,
     bound_value,
@@ -34,17 +35,8 @@ from .loop_nest import (
     loop_extents,
 )
 from .rules.reductions import index_value_min_max
-from .translation import (
-    IndexValuePair,
-    KernelParam,
-    Translation,
-    composite_of,
-    emit_blocks,
-    scalar_items,
-    scalar_type,
-    user_names,
-    where,
-)
+from .translation import KernelParam, Translation, emit_blocks, scalar_type, user_names
+from .user_locations import where
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,8 @@ from .translation import (
     located_lines,
     location_of,
     user_names,
-    where,
 )
+from .user_locations import where
 
 
 @dataclass

@@ -55,8 +55,8 @@ from .translation import (
     index_of,
     nested_statements,
     shape_factor,
-    where,
 )
+from .user_locations import where
 
 # the callees of an update ``a[k] = f(a[k], x)``
 _UPDATE_OPERATORS = {operator.add, operator.iadd, operator.sub, operator.isub, operator.mul,

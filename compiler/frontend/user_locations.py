@@ -48,6 +48,11 @@ _LIBRARY_DIRECTORIES = tuple(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
+def where(loc: ir.Loc) -> str:
+    """``file.py:line`` of a node, for error messages."""
+    return f"{loc.filename}:{loc.line}"
+
+
 class CallSite(ir.Loc):
     """The location of a call in the user's code, with the callee as the user
     wrote it (``np.dot``, ``dpnp.empty``, ``x.sum``), or None when unnamed."""

@@ -20,23 +20,18 @@ from numba.np.numpy_support import ufunc_find_matching_loop
 
 from ...dialects import BOOL, Complex, ScalarType, Value, arith, lookup_complex_rule, lookup_rule
 from ...errors import UnsupportedError
-from ..translation import (
+from ..body_values import (
     ArrayMethod,
     ArrayValue,
     CalleeValue,
     ComputedArray,
     IndexValuePair,
     MaskedArray,
-    Translation,
     TupleValue,
     as_complex,
-    call_rule,
-    expression_rule,
-    literal,
-    scalar_type,
-    where,
 )
-from ..user_locations import CallSite
+from ..translation import Translation, call_rule, expression_rule, literal, scalar_type
+from ..user_locations import CallSite, where
 from .array_reductions import is_array_reduction, reduce_into_array
 from .computed_arrays import is_view_update, masked_length, update_view
 from .products import is_product, product

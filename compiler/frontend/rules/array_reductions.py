@@ -14,7 +14,9 @@ from numba.parfors import array_analysis
 
 from ...dialects import Value, arith, spirv
 from ...errors import UnsupportedError
-from ..translation import ArrayValue, Translation, user_names, where
+from ..body_values import ArrayValue
+from ..translation import Translation, user_names
+from ..user_locations import where
 from .arrays import (
     ATOMIC_ELEMENTS,
     element_loops,

@@ -24,29 +24,31 @@ from numba.np import numpy_support
 from ...dialects import INDEX, Builder, Complex, ScalarType, Value, arith, memref, spirv
 from ...dialects.builder import located
 from ...errors import UnsupportedError
-from ..inplace_operators import stores_where_read
-from ..literal_arguments import request_literal_arguments
-from ..translation import (
+from ..body_values import (
     ArrayValue,
     ComputedArray,
     MaskedArray,
-    SharedUpdate,
     SliceValue,
-    Translation,
     TupleValue,
     as_complex,
+    slice_of,
+)
+from ..inplace_operators import stores_where_read
+from ..literal_arguments import request_literal_arguments
+from ..translation import (
+    SharedUpdate,
+    Translation,
     call_rule,
     constant_value,
     expression_rule,
     index_of,
     literal,
     scalar_type,
-    slice_of,
     statement_rule,
     translate_expression,
     user_names,
-    where,
 )
+from ..user_locations import where
 from ..usm import empty_usm
 from .body_checks import checked_by_the_host
 

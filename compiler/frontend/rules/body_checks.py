@@ -32,23 +32,21 @@ from numba.parfors import array_analysis, parfor
 
 from ...dialects import Value
 from ...errors import UnsupportedError
+from ..body_values import ArrayValue, ComputedArray, TupleValue
 from ..numpy_functions import check_matrix_sizes, check_vector_sizes
 from ..parfor_updates import IterationOwnership
 from ..translation import (
-    ArrayValue,
-    ComputedArray,
     FrozenPolynomial,
     KernelParam,
     SizeCheck,
     SliceLength,
     Translation,
-    TupleValue,
     call_rule,
     constant_value,
     scalar_type,
     user_names,
-    where,
 )
+from ..user_locations import where
 
 
 @call_rule(parfor.get_type_min_value, parfor.get_type_max_value)

@@ -46,26 +46,28 @@ from numba.parfors.parfor import Parfor
 
 from ...dialects import BOOL, INDEX, Complex, ScalarType, Value, arith, lookup_rule, memref, scf
 from ...errors import UnsupportedError
-from ..parfor_dependences import array_written, written_arrays
-from ..parfor_updates import body_statements
-from ..translation import (
+from ..body_values import (
     ArrayMethod,
     ArrayValue,
     ComputedArray,
     MaskedArray,
-    Translation,
     TupleValue,
     as_element,
+    element_rule,
+)
+from ..parfor_dependences import array_written, written_arrays
+from ..parfor_updates import body_statements
+from ..translation import (
+    Translation,
     call_rule,
     constant_value,
-    element_rule,
     index_of,
     nested_statements,
     scalar_type,
     translate_statement,
     user_names,
-    where,
 )
+from ..user_locations import where
 from ..usm import USMArray, empty_usm
 from .arrays import (
     element_loops,

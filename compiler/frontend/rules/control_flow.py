@@ -15,11 +15,9 @@ from numba.parfors.parfor import Parfor, init_prange
 
 from ...dialects import INDEX, ScalarType, Value, arith
 from ...errors import UnsupportedError
+from ..body_values import ArrayValue, ComputedArray, MaskedArray
 from ..prange_steps import range_length
 from ..translation import (
-    ArrayValue,
-    ComputedArray,
-    MaskedArray,
     Translation,
     call_rule,
     emit_blocks,
@@ -27,8 +25,8 @@ from ..translation import (
     nested_statements,
     statement_rule,
     translate_statement,
-    where,
 )
+from ..user_locations import where
 from .computed_arrays import contract_parfor, mask_holds, masked_iteration
 from .view_order import keep_apart, views_overlap, walk_backwards
 

@@ -14,7 +14,9 @@ from numba.core import ir, types
 
 from ...dialects import I32, Builder, Complex, ScalarType, Value, arith, gpu, scf
 from ...errors import UnsupportedError
-from ..translation import CalleeValue, Translation, described, statement_rule, where
+from ..body_values import CalleeValue
+from ..translation import Translation, described, statement_rule
+from ..user_locations import where
 
 
 @dataclass(frozen=True)

@@ -27,16 +27,9 @@ from numba.core import ir, types
 
 from ...dialects import Complex, ScalarType, Value, scf
 from ...errors import UnsupportedError
-from ..translation import (
-    ArrayValue,
-    ComputedArray,
-    Translation,
-    as_element,
-    call_rule,
-    element_rule,
-    scalar_type,
-    where,
-)
+from ..body_values import ArrayValue, ComputedArray, as_element, element_rule
+from ..translation import Translation, call_rule, scalar_type
+from ..user_locations import where
 from .body_checks import dimension_origin, equal_extents
 from .computed_arrays import Readable, arrays_read_by, element_at
 

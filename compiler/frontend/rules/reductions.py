@@ -11,7 +11,8 @@ from numba.core import ir
 from numba.core.typing.builtins import IndexValue, IndexValueType
 
 from ...dialects import BOOL, Builder, arith
-from ..translation import IndexValuePair, Translation, call_rule
+from ..body_values import IndexValuePair
+from ..translation import Translation, call_rule
 from .arithmetic import call_on_scalars
 
 

@@ -19,15 +19,9 @@ from numba.core import ir
 
 from ...dialects import Value, arith
 from ...errors import UnsupportedError
-from ..translation import (
-    ArrayValue,
-    SeparateArrays,
-    SliceValue,
-    Translation,
-    TupleValue,
-    user_names,
-    where,
-)
+from ..body_values import ArrayValue, SliceValue, TupleValue
+from ..translation import SeparateArrays, Translation, user_names
+from ..user_locations import where
 from .body_checks import same_value
 
 
