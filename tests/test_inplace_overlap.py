@@ -630,8 +630,18 @@ APART_VIEWS = {"the same array": lambda s: (s, s),
                "apart": lambda s: (s[:, :17], s[:, 17:])}
 
 
-def on_library(base: np.ndarray, library: str):
+def body_base(library: str, where: str, monkeypatch):
+    """The (3, 34) array ``start`` makes, on ``library`` (NumPy or USM of a
+    kind), with the cost model set for ``where``."""
+    if library == "device" and where == "host loop":
+        pytest.skip("the host cannot read device USM: always kernels")
+    monkeypatch.setenv(MODEL, HOST_LOOP[where])
+    base = start((3, 34))
     return base if library == "numpy" else xpuc.asarray(base, queue=DEVICE, usm_type=library)
+
+
+def as_numpy(array) -> np.ndarray:
+    return array if isinstance(array, np.ndarray) else dpt.asnumpy(array)
 
 
 def store_line(fn) -> int:
@@ -648,10 +658,7 @@ def test_a_body_slice_store_between_arguments_that_meet_is_refused(fn, views, li
                                                                   monkeypatch):
     """Refused naming the store's line, before anything runs: the array is
     as it was."""
-    if library == "device" and where == "host loop":
-        pytest.skip("the host cannot read device USM: always kernels")
-    monkeypatch.setenv(MODEL, HOST_LOOP[where])
-    base = on_library(start((3, 34)), library)
+    base = body_base(library, where, monkeypatch)
     xpuc.reset_stats()
     with pytest.raises(xpuc.UnsupportedError,
                        match=rf"^{__file__}:{store_line(fn)}: 'x' and 'y' share memory in this "
@@ -661,7 +668,6 @@ def test_a_body_slice_store_between_arguments_that_meet_is_refused(fn, views, li
             JITTED_BODIES[fn](*MEETING_VIEWS[views](base))
     stats = xpuc.stats()
     assert stats["kernel_launches"] == stats["host_parfors"] == 0, stats
-    as_numpy = (lambda v: v) if library == "numpy" else dpt.asnumpy
     np.testing.assert_array_equal(as_numpy(base), start((3, 34)))
 
 
@@ -674,17 +680,13 @@ def test_a_body_slice_store_between_arguments_apart_or_alike_runs(fn, views, lib
     """Arrays apart, interleaved (their spans meet, their elements never), or
     the very same array read through a view made as the stored one: NumPy's
     answer, from the loop."""
-    if library == "device" and where == "host loop":
-        pytest.skip("the host cannot read device USM: always kernels")
-    monkeypatch.setenv(MODEL, HOST_LOOP[where])
+    base = body_base(library, where, monkeypatch)
     want = start((3, 34))
     fn(*APART_VIEWS[views](want))
-    base = on_library(start((3, 34)), library)
     xpuc.reset_stats()
     with xpuc.device_context(DEVICE):
         JITTED_BODIES[fn](*APART_VIEWS[views](base))
     assert ran_as(where, xpuc.stats()), xpuc.stats()
-    as_numpy = (lambda v: v) if library == "numpy" else dpt.asnumpy
     np.testing.assert_array_equal(as_numpy(base), want)
 
 

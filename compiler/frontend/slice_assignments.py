@@ -87,16 +87,10 @@ def check_broadcast(length: int, extent: int) -> None:
 @register_jitable
 def _byte_span(address: int, shape: tuple, strides: tuple, itemsize: int) -> tuple[int, int]:
     """The bytes an array's elements lie in, ``[low, high)``; empty for no element."""
-    low = high = np.int64(address)
-    for d in range(len(shape)):
-        if shape[d] == 0:
-            return np.int64(0), np.int64(0)
-        reach = (shape[d] - 1) * strides[d]
-        if reach < 0:
-            low += reach
-        else:
-            high += reach
-    return low, high + itemsize
+    low, high = _span_from(shape, strides, itemsize, -1)
+    if low == high:
+        return np.int64(0), np.int64(0)
+    return np.int64(address) + low, np.int64(address) + high
 
 
 @register_jitable
@@ -176,8 +170,8 @@ def _meet(address, shape, strides, itemsize, other, other_shape, other_strides, 
                                                  other_shape, other_strides, other_itemsize)
     # row r (the elements at index r along axis) of this array meets row
     # r + k of the other where k * stride lies strictly between these bounds
-    low, high = _byte_span_but(shape, strides, itemsize, axis)
-    other_low, other_high = _byte_span_but(other_shape, other_strides, other_itemsize, axis)
+    low, high = _span_from(shape, strides, itemsize, axis)
+    other_low, other_high = _span_from(other_shape, other_strides, other_itemsize, axis)
     above, below = apart + high - other_low, apart + low - other_high
     step = np.int64(strides[axis])
     if step < 0:
@@ -188,8 +182,9 @@ def _meet(address, shape, strides, itemsize, other, other_shape, other_strides, 
 
 
 @register_jitable
-def _byte_span_but(shape, strides, itemsize, axis) -> tuple[int, int]:
-    """The bytes one row along ``axis`` lies in, from the row's start."""
+def _span_from(shape, strides, itemsize, axis) -> tuple[int, int]:
+    """The bytes, from its first element, that one row along ``axis`` (or
+    the whole array, for an axis of -1) lies in; empty for no element."""
     low = high = np.int64(0)
     for d in range(len(shape)):
         if d == axis:
