@@ -207,6 +207,39 @@ def test_a_zero_dimensional_arrays_element_in_a_parfor_body(where):
     np.testing.assert_array_equal(x, expected)
 
 
+@xpuc.jit
+def filled_with(out, z):
+    out[:] = z  # xpuc's broadcasting store: a loop storing z into each element
+
+
+@xpuc.jit
+def column_and_rows_set_to(out, z):
+    out[:, 0] = z
+    for i in numba.prange(out.shape[0]):
+        out[i, 1] = z
+
+
+@pytest.mark.parametrize("where", ["numpy", "usm"])
+@pytest.mark.parametrize("function", [filled_with, column_and_rows_set_to])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.complex128])
+def test_a_zero_dimensional_array_stored_into_a_view_or_an_element(function, dtype, where):
+    """A 0-d array stored into a view or an element stores its one element,
+    as NumPy broadcasts it (it was refused as "assigning anything but a
+    number")."""
+    z = np.array(3 - 2j if dtype is np.complex128 else 3, dtype)
+    expected = np.zeros((3, 2), dtype)
+    function.py_func(expected, z)
+    if where == "numpy":
+        out = np.zeros((3, 2), dtype)
+        offload(function, out, z)
+    else:
+        device_out = usm(np.zeros((3, 2), dtype))
+        function(device_out, usm(z))
+        out = dpt.asnumpy(device_out)
+    np.testing.assert_array_equal(out, expected)
+    assert (out == z).any()
+
+
 @pytest.mark.parametrize("where", ["numpy", "usm"])
 def test_negative_strides_in_and_out(where):
     base = np.arange(20.0)

@@ -449,11 +449,15 @@ def _setitem(t: Translation, stmt: ir.SetItem | ir.StaticSetItem) -> None:
         note_use(t, array, reads=True)
         _update_atomically(t, array, element_offset(t, array, indices, stmt.loc), update,
                            stmt.loc)
-    elif len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
-        _fill(t, _view(t, array, indices, stmt.loc), t.lookup(stmt.value), stmt.loc)
+        return
+    held = t.lookup(stmt.value)
+    if isinstance(held, ArrayValue) and not held.dims:
+        # a 0-d array stores its one element, as NumPy broadcasts it (``out[:] = z``)
+        held = read_element(t, held, [], stmt.loc)
+    if len(indices) < len(array.dims) or any(isinstance(i, SliceValue) for i in indices):
+        _fill(t, _view(t, array, indices, stmt.loc), held, stmt.loc)
     else:
-        write_element(t, array, element_offset(t, array, indices, stmt.loc),
-                       t.lookup(stmt.value), stmt.loc)
+        write_element(t, array, element_offset(t, array, indices, stmt.loc), held, stmt.loc)
 
 
 # element types SPIR-V has atomics of (as kind, bits): floats through their bits
