@@ -27,6 +27,7 @@ that call (``described``).
 from __future__ import annotations
 
 import contextlib
+import linecache
 import os
 import re
 from collections.abc import Iterator
@@ -83,14 +84,17 @@ def _in_library(loc: ir.Loc) -> bool:
 
 
 def inlined_call(loc: ir.Loc) -> str | None:
-    """For a location of library code: the user's call it runs for, as
-    ``np.dot(...)``, or ``"a library call"`` when the call is unnamed; None for
-    the user's own code."""
+    """For a location of library code: the user's code it runs for, a call as
+    ``np.dot(...)``, else the statement as the user wrote it (``'out[:] =
+    np.sin(a)'``, which xpuc rewrote as library code); None for the user's
+    own code."""
     if not isinstance(loc, InlinedLoc):
         return None
     site = loc.site
-    return f"{site.callee}(...)" if isinstance(site, CallSite) and site.callee else \
-        "a library call"
+    if isinstance(site, CallSite) and site.callee:
+        return f"{site.callee}(...)"
+    statement = linecache.getline(site.filename, site.line).strip()
+    return f"'{statement}'" if statement else "the statement on this line"
 
 
 def user_names(names: object) -> str:
