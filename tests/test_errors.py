@@ -347,3 +347,19 @@ def test_a_global_numpy_array_in_a_kernel_is_refused_by_name():
     assert str(refusal.value) == (
         f"{__file__}:{line}: a global or closure array read in a kernel, which cannot hold "
         "one as a constant: pass it to the kernel as an argument")
+
+
+def _rows_plus_rows_of(x, y):
+    for i in numba.prange(x.shape[0]):
+        x[i, :] = x[i, :] + y[i]
+
+
+def test_a_size_mismatch_names_the_indexed_operand_as_written():
+    """``y[i]`` of another length than ``x``'s rows (NumPy would broadcast one
+    of length 1; Numba's array expressions do not): the host's check names
+    it as the user wrote it, not "an array"."""
+    with xpuc.device_context(DEVICE), pytest.raises(AssertionError) as info:
+        xpuc.jit(_rows_plus_rows_of)(np.ones((4, 3)), np.ones((4, 1)))
+    line = _rows_plus_rows_of.__code__.co_firstlineno + 2
+    assert str(info.value) == (f"{__file__}:{line}: sizes of 'x'.shape[1] and 'y[i]'.shape[0] "
+                               "do not match")

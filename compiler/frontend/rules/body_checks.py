@@ -129,10 +129,47 @@ def _named(t: Translation, var: ir.Var) -> str:
         size = _ANALYSIS_SIZE.match(var.name)
         if size is not None and not size["array"].startswith("$"):
             return f"'{user_names([size['array']])}'.shape[{size['axis']}]"
+        dimension = _dimension_of(t, _defined(t, var))
+        array = None if dimension is None else _indexed_text(t, dimension[0])
+        if array is not None and array.startswith("'"):  # 'y[i]'.shape[0]
+            return f"{array}.shape[{dimension[1]}]"
         if var.name.split(".")[0] in _ANALYSIS_LENGTHS:
             return "a length computed in the body"
     named = t.operand(var)
     return "an array" if named == "a value" else named
+
+
+def _indexed_text(t: Translation, array: ir.Var) -> str:
+    """An array as a message names it; one the body indexes out of a user's
+    array by the user's variables and constants, as written (``'y[i]'``)."""
+    definition = _defined(t, array)
+    if isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem") \
+            and not definition.value.name.startswith("$"):
+        index = definition.index if definition.op == "getitem" else definition.index_var
+        items = _defined(t, index) if isinstance(index, ir.Var) else None
+        items = items.items if isinstance(items, ir.Expr) and items.op == "build_tuple" \
+            else [index]
+        texts = [_index_text(t, item) for item in items]
+        if None not in texts:
+            return f"'{user_names([definition.value.name])}[{', '.join(texts)}]'"
+    return t.operand(array)
+
+
+def _index_text(t: Translation, item: object) -> str | None:
+    """An index as the user wrote it: a variable of theirs (the prange's
+    index by the name the body gives it, ``i = parfor_index``) or an integer."""
+    if not isinstance(item, ir.Var):
+        return None
+    value = _constant(t, item)
+    if isinstance(value, int):
+        return str(value)
+    if item.name in {nest.index_variable.name for nest in t.parfor.loop_nests}:
+        names = [stmt.target.name for block in t.parfor.loop_body.values()
+                 for stmt in block.find_insts(ir.Assign)
+                 if isinstance(stmt.value, ir.Var) and stmt.value.name == item.name
+                 and not stmt.target.name.startswith("$")]
+        return user_names(names[:1]) if names else None
+    return None if item.name.startswith("$") else user_names([item.name])
 
 
 _ANALYSIS_SIZE = re.compile(r"(?P<array>.+)_size(?P<axis>\d+)\.\d+$")
