@@ -106,3 +106,44 @@ def test_an_empty_slice_beside_work_on_the_device():
         inside, scaled = inside_and_all(start((1,)))
     assert xpuc.stats()["kernel_launches"] > 0
     assert same(inside, np.empty(0)) and same(scaled, [3.0])
+
+
+# ---- a view through a slice with a step beside one through the same slices -------------
+#
+# Numba's array analysis sizes an index's slices one by one and gave up at one
+# with a step (``::-1``) after the slices before it had their lengths defined
+# by statements it then dropped: ``x[1:, :] + 0`` after ``x[1:, ::-1]`` was
+# made with a length nothing computed, (0, 6) for a (10, 6) ``x``, silently
+# (under ``numba.njit(parallel=True)`` too); with the view used, a size check
+# compared a length never computed and raised.
+
+
+def reversed_view_then_rows(x):
+    v = x[1:, ::-1]
+    return x[1:, :] + 0, v[0, 0]
+
+
+def reversed_view_plus_rows(x):
+    v = x[1:, ::-1]
+    return x[1:, :] + v
+
+
+def stepped_view_store_then_rows(x):
+    x[1:, ::-2][:] = 1
+    return x[1:, :].T > 2
+
+
+@pytest.mark.parametrize("fn", [reversed_view_then_rows, reversed_view_plus_rows,
+                                stepped_view_store_then_rows], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("where", ["0", "100000000"], ids=["kernels", "host loop"])
+def test_views_through_a_stepped_slice_keep_the_other_views_shapes(fn, where, monkeypatch):
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", where)
+    want_x = np.arange(60).reshape(10, 6).astype(np.int32)
+    want = fn(want_x)
+    x = np.arange(60).reshape(10, 6).astype(np.int32)
+    with xpuc.device_context(DEVICE):
+        got = xpuc.jit(fn)(x)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert same(g, w)
+    np.testing.assert_array_equal(x, want_x)

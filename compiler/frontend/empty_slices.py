@@ -19,7 +19,7 @@ import operator
 
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.ir_utils import mk_unique_var
+from numba.core.ir_utils import find_build_sequence, guard, mk_unique_var, require
 from numba.core.typed_passes import _reload_parfors
 from numba.parfors import array_analysis, parfor
 
@@ -45,6 +45,21 @@ class NonNegativeSliceAnalysis(array_analysis.ArrayAnalysis):
             return self.gen_literal_slice_part(0, loc, scope, stmts, equiv_set,
                                                name="empty_slice_size")[0], replacement
         return self._clipped(length, equiv_set, scope, loc, stmts), replacement
+
+    def _index_to_shape(self, scope, equiv_set, var, ind_var):
+        # Numba sizes the slices of an index one by one and gives up at one
+        # with a step; the lengths of those before it are then defined in
+        # the equivalence set by statements it drops, and a later view
+        # through the same slices (``x[1:, :]`` after ``x[1:, ::-1]``) takes
+        # a length nothing computes: an array of no rows. Give up first.
+        index_type = self.typemap[ind_var.name]
+        items = (ind_var,) if isinstance(index_type, types.SliceType) else \
+            guard(find_build_sequence, self.func_ir, ind_var)
+        if isinstance(index_type, types.BaseTuple) and items is not None:
+            items = items[0]
+        require(items is not None and not any(
+            getattr(self.typemap[item.name], "has_step", False) for item in items))
+        return super()._index_to_shape(scope, equiv_set, var, ind_var)
 
     def _clipped(self, length: ir.Var, equiv_set, scope: ir.Scope, loc: ir.Loc,
                  stmts: list[ir.Stmt]) -> ir.Var:
