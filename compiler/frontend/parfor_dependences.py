@@ -145,14 +145,10 @@ def _keep_arrays_apart(t: Translation, accesses: dict[str, list[_Access]]) -> No
             # one dimension the single loop index owns in every access to both
             own_axis = min((axis for axis, item in shared if {item.owner} == own),
                            default=None) if alike and len(own) == 1 else None
-            if any(check.written == written and check.read == other and
-                   check.own_axis == own_axis and check.alike <= alike
-                   for check in t.separate_arrays):
-                continue
             access = next((a for a in found_too if not a.writes), found_too[0])
             first_write = next(a for a in found if a.writes)
             names = user_names([written]), user_names([other])
-            t.separate_arrays.append(SeparateArrays(written, other, alike, (
+            t.keep_separate(SeparateArrays(written, other, alike, (
                 f"{where(access.loc)}: '{names[0]}' and '{names[1]}' share memory in this "
                 f"call, and the prange writes '{names[0]}' (line {first_write.loc.line}) at "
                 f"elements other iterations may touch through '{names[1]}' here (a loop-"

@@ -205,6 +205,12 @@ class SeparateArrays:
     message: str
     own_axis: int | None = None
 
+    def covers(self, other: SeparateArrays) -> bool:
+        """Whether this check refuses every call ``other`` refuses: the same
+        two arrays, allowed to meet nowhere ``other`` does not allow."""
+        return (self.written, self.read) == (other.written, other.read) and \
+            self.alike <= other.alike and self.own_axis in (None, other.own_axis)
+
 
 @dataclass(frozen=True)
 class SharedUpdate:
@@ -266,6 +272,12 @@ class Translation:
     # scalars defined there stay SSA values, with no slot, which mem2reg
     # could not promote from a nested region
     in_region: bool = False
+
+    def keep_separate(self, check: SeparateArrays) -> None:
+        """Have the host make ``check`` before the launch, unless it makes one
+        that covers it."""
+        if not any(made.covers(check) for made in self.separate_arrays):
+            self.separate_arrays.append(check)
 
     def rule_for_call(self, key: object) -> CallRule | None:
         """The rule of a call to ``key``: a parfor body sees CALL_RULES only."""

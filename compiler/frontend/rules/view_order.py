@@ -51,11 +51,8 @@ def keep_apart(t: Translation, store: ir.Stmt | ir.Expr, stored: ir.Var, loaded:
             continue
         alike = view is not None and _made_alike(t, _updated_view(t, stored),
                                                  _updated_view(t, view))
-        if any(check.written == written.var and check.read == array and check.alike <= alike
-               and check.own_axis is None for check in t.separate_arrays):
-            continue
         names = user_names([written.var]), user_names([array])
-        t.separate_arrays.append(SeparateArrays(written.var, array, alike, (
+        t.keep_separate(SeparateArrays(written.var, array, alike, (
             f"{where(store.loc)}: '{names[0]}' and '{names[1]}' share memory in this call, and "
             f"this store into a view of '{names[0]}' reads '{names[1]}' (NumPy would read it "
             "whole first; the loop reads it as it writes): pass arrays that do not overlap, "
