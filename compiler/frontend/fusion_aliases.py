@@ -20,11 +20,11 @@ alone.
 from __future__ import annotations
 
 from numba.core import ir, types
-from numba.core.ir_utils import build_definitions, get_definition, guard
+from numba.core.ir_utils import build_definitions
 from numba.parfors.parfor import Parfor, get_parfor_writes
 
 from .expression_stores import distinct_arrays
-from .shared_operands import is_whole_index
+from .shared_operands import definitions_in, is_whole_index
 
 
 def _arrays(names: set[str], typemap: dict) -> set[str]:
@@ -37,17 +37,18 @@ def _accessed(parfor: Parfor, typemap: dict) -> set[str]:
                     for var in stmt.list_vars()}, typemap)
 
 
-def _same_elements(func_ir: ir.FunctionIR, name: str) -> str:
+def _same_elements(state, name: str) -> str:
     """``name``'s array through copies and whole views (``a[:]``, ``m[:, :]``),
     which are its elements at the same indices."""
+    definition_of = definitions_in(state.func_ir)
     seen = set()
     while name not in seen:
         seen.add(name)
-        definition = guard(get_definition, func_ir, name)
+        definition = definition_of(name)
         if isinstance(definition, ir.Var):
             name = definition.name
         elif isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem") \
-                and is_whole_index(func_ir, definition.index):
+                and is_whole_index(definition.index, definition_of, state.typemap):
             name = definition.value.name
         else:
             break
@@ -95,12 +96,11 @@ def fusion_would_race(state, first: Parfor, second: Parfor) -> bool:
              for written in writes for accessed in accesses if written != accessed}
     if not pairs:
         return False
-    func_ir = state.func_ir
-    func_ir._definitions = build_definitions(func_ir.blocks)
+    state.func_ir._definitions = build_definitions(state.func_ir.blocks)
     for written, accessed in pairs:
         if distinct_arrays(state, written, accessed):
             continue
-        if _same_elements(func_ir, written) == _same_elements(func_ir, accessed) and all(
+        if _same_elements(state, written) == _same_elements(state, accessed) and all(
                 _only_at_own_index(parfor, {written, accessed}) for parfor in (first, second)):
             continue
         return True

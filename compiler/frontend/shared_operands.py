@@ -26,6 +26,9 @@ stay one loop, as before.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.extending import register_jitable
@@ -303,27 +306,33 @@ def whole_view(state, stmt: ir.SetItem | ir.StaticSetItem) -> str | None:
     """The name of ``stmt``'s target where ``stmt`` stores into all of it
     (``a[:] = ...``, ``m[:, :] = ...``): read there, the target gives the
     element being written."""
-    return stmt.target.name if is_whole_index(state.func_ir, stmt.index) else None
+    whole = is_whole_index(stmt.index, definitions_in(state.func_ir), state.typemap)
+    return stmt.target.name if whole else None
 
 
-def is_whole_index(func_ir: ir.FunctionIR, index: object) -> bool:
+def definitions_in(func_ir: ir.FunctionIR) -> Callable[[ir.Var | str], object]:
+    """What a variable of ``func_ir`` is assigned, or None where it is not
+    assigned once."""
+    return functools.partial(guard, get_definition, func_ir)
+
+
+def is_whole_index(index: object, definition: Callable[[ir.Var], object],
+                   typemap: dict) -> bool:
     """Whether ``index`` (a variable, or a static index: a slice or a tuple)
-    is made of ``:`` alone."""
+    is made of ``:`` alone, ``definition`` giving what a variable is assigned
+    (None where that is not known)."""
     if not isinstance(index, ir.Var):
         items = index if isinstance(index, tuple) else (index,)
         return all(item == slice(None) for item in items)
-    definition = guard(get_definition, func_ir, index)
-    items = definition.items if isinstance(definition, ir.Expr) and \
-        definition.op == "build_tuple" else [index]
-    return all(_is_whole_slice(func_ir, item) for item in items)
+    made = definition(index)
+    items = made.items if isinstance(made, ir.Expr) and made.op == "build_tuple" else [index]
+    return all(_is_colon(item, definition, typemap) for item in items)
 
 
-def _is_whole_slice(func_ir: ir.FunctionIR, var: ir.Var) -> bool:
+def _is_colon(var: ir.Var, definition: Callable[[ir.Var], object], typemap: dict) -> bool:
     """Whether ``var`` is ``slice(None, None)``: ``:``."""
-    definition = guard(get_definition, func_ir, var)
-    if not (isinstance(definition, ir.Expr) and definition.op == "call"):
-        return False
-    callee = guard(get_definition, func_ir, definition.func)
-    return isinstance(callee, (ir.Global, ir.FreeVar)) and callee.value is slice and all(
-        isinstance(bound := guard(get_definition, func_ir, arg), ir.Const) and bound.value is None
-        for arg in definition.args)
+    made = definition(var)
+    return isinstance(made, ir.Expr) and made.op == "call" and \
+        getattr(typemap.get(made.func.name), "typing_key", None) is slice and \
+        all(isinstance(bound := definition(arg), ir.Const) and bound.value is None
+            for arg in made.args)

@@ -20,6 +20,7 @@ from numba.core import ir
 from ...dialects import Value, arith
 from ...errors import UnsupportedError
 from ..body_values import ArrayValue, SliceValue, TupleValue
+from ..shared_operands import is_whole_index
 from ..translation import SeparateArrays, Translation, user_names
 from ..user_locations import where
 from .body_checks import same_value
@@ -84,26 +85,10 @@ def _all_of(t: Translation, view: ir.Var) -> ir.Var:
     """The array or view that ``view`` is all of (``row`` for ``row[:]``), or
     ``view``."""
     made = t.definition(view)
-    if not (isinstance(made, ir.Expr) and made.op in ("getitem", "static_getitem")):
-        return view
-    if made.op == "static_getitem":
-        items = made.index if isinstance(made.index, tuple) else (made.index,)
-        whole = all(item == slice(None) for item in items)
-    else:
-        index = t.definition(made.index)
-        items = index.items if isinstance(index, ir.Expr) and index.op == "build_tuple" \
-            else [made.index]
-        whole = all(_is_colon(t, item) for item in items)
-    return _all_of(t, made.value) if whole else view
-
-
-def _is_colon(t: Translation, var: ir.Var) -> bool:
-    """Whether ``var`` is ``slice(None, None)``: ``:``."""
-    made = t.definition(var)
-    return isinstance(made, ir.Expr) and made.op == "call" and \
-        getattr(t.typemap.get(made.func.name), "typing_key", None) is slice and \
-        all(isinstance(bound := t.definition(arg), ir.Const) and bound.value is None
-            for arg in made.args)
+    if isinstance(made, ir.Expr) and made.op in ("getitem", "static_getitem") \
+            and is_whole_index(made.index, t.definition, t.typemap):
+        return _all_of(t, made.value)
+    return view
 
 
 def walk_backwards(t: Translation, overlaps: list[tuple[ir.Stmt | ir.Expr, ir.Var, ir.Var]],
