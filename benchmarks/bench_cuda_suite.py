@@ -1,6 +1,7 @@
 """The suite's workloads (workloads.py) on a CUDA GPU, float32 and float64:
 xpuc on NumPy arrays under ``device_context("cuda:0")`` (copied in and out
-at each call) and on CuPy arrays (used in place), side by side with CuPy's
+at each call) and on CuPy arrays (used in place; also compiled with
+``fastmath=True``, not a peer), side by side with CuPy's
 array expressions, CuPy's ``ElementwiseKernel`` / ``ReductionKernel``,
 numba-cuda's explicit kernels and ``torch.compile`` of the array style. Every
 result is checked against NumPy (or ``numba.njit`` where the workload has no
@@ -43,6 +44,9 @@ from workloads import WORKLOADS, Workload
 import xpuc
 
 XPUC_NUMPY, XPUC_CUPY = "xpuc, NumPy in device_context", "xpuc, CuPy arrays"
+# the same on CuPy arrays, compiled with Numba's fastmath: contracted into
+# fused multiply-adds as the peers' kernels are by default (not NumPy's rounding)
+XPUC_FASTMATH = "xpuc, CuPy arrays, fastmath=True"
 CUPY, CUPY_KERNEL = "CuPy, array style", "CuPy, Elementwise/ReductionKernel"
 NUMBA_CUDA, TORCH = "numba-cuda, explicit kernel", "torch.compile"
 PEERS = (CUPY, CUPY_KERNEL, NUMBA_CUDA, TORCH)
@@ -662,12 +666,13 @@ def run_workload(workload: Workload, dtype: type, scale: float, memory_bound: bo
     def device_args() -> tuple:
         return tuple(cp.asarray(a) if isinstance(a, np.ndarray) else a for a in host_args)
 
-    def xpuc_cupy():
+    def xpuc_cupy(function=offloaded):
         args = device_args()
-        return lambda: offloaded(*args), args
+        return lambda: function(*args), args
 
     prepare(XPUC_NUMPY, xpuc_numpy)
     prepare(XPUC_CUPY, xpuc_cupy)
+    prepare(XPUC_FASTMATH, lambda: xpuc_cupy(xpuc.jit(fastmath=True)(workload.function)))
     makers = PEER_IMPLEMENTATIONS[workload.name]()
     for path, maker in zip(PEERS, makers):
         if path == NUMBA_CUDA and cuda is None:
@@ -751,7 +756,7 @@ def main() -> None:
     parser.add_argument("--only", action="append", help="a workload's name (repeatable)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--leave-out", action="append", default=[],
-                        choices=[XPUC_NUMPY, XPUC_CUPY, *PEERS],
+                        choices=[XPUC_NUMPY, XPUC_CUPY, XPUC_FASTMATH, *PEERS],
                         help="a path not to run (repeatable)")
     # float32 alone: for a process run under XPUC_FP64=0, where xpuc types Python
     # floats as float32 (NumPy 2's weak scalars) and refuses float64

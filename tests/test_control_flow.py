@@ -212,6 +212,22 @@ def test_sums_and_products_in_a_loop_keep_their_order(fn, shape):
     np.testing.assert_array_equal(device_out, cpu_out)
 
 
+def test_fastmath_lets_the_device_reorder_sums_in_a_loop():
+    # Numba's fastmath ('reassoc' among its flags) allows what the test above
+    # forbids: the sum is left to the device's compiler, which reorders it
+    fast_row_sums = xpuc.jit(fastmath=True)(row_sums.py_func)
+    rows = np.random.default_rng(3).random((37, 1001))
+    out, exact = np.zeros(37), np.zeros(37)
+    with xpuc.device_context(DEVICE):
+        xpuc.reset_stats()
+        fast_row_sums(rows, out)
+        assert xpuc.stats()["kernel_launches"] > 0
+        row_sums(rows, exact)
+    np.testing.assert_allclose(out, rows.sum(axis=1), rtol=1e-12)
+    assert "spirv.CL.fma" not in fast_row_sums.inspect_mlir("spirv")
+    assert "spirv.CL.fma" in row_sums.inspect_mlir("spirv")
+
+
 def test_mandelbrot():
     @xpuc.jit
     def mandelbrot(xs, ys, iterations, out):

@@ -449,3 +449,27 @@ def test_kernel_api_kernels_become_ptx():
     assert "bar.sync" in ptx
     assert re.search(r"\.shared \.align \d+ \.b8 \w+\[512\]", ptx)
     assert re.search(r"atom\.global\.add\.f64|atom\.global\.cas\.b64", ptx)
+
+
+FAST_MATH_SOURCE = '''
+import xpuc
+
+
+@xpuc.jit("float64[::1](float64[::1], float64[::1], float64[::1])"{options})
+def multiply_add(a, b, c):
+    return a * b + c
+'''
+
+
+@pytest.mark.parametrize(("options", "fused"), [
+    ("", False), (", fastmath=True", True), (", fastmath={'contract'}", True),
+    (", fastmath={'nnan', 'ninf'}", False)])
+def test_fastmath_contracts_multiply_adds(tmp_path, capsys, options, fused):
+    """Numba's fastmath reaches the kernels: with 'contract' (or all flags) a
+    multiply feeding an add is one fma; without, each rounds as NumPy does."""
+    path = tmp_path / "multiply_add.py"
+    path.write_text(FAST_MATH_SOURCE.format(options=options))
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx"]) == 0
+    ptx = capsys.readouterr().out
+    assert ("fma.rn.f64" in ptx) == fused
+    assert ("mul.rn.f64" in ptx) == (not fused)

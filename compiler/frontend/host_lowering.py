@@ -4,6 +4,7 @@ the launch plan and launch the kernel, then copy written arrays back."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from typing import TYPE_CHECKING
@@ -485,6 +486,14 @@ def _emit_host_op(b: llvm.IRBuilder, opcode: str, args: list[llvm.Value],
     return simple[opcode](lhs, rhs)
 
 
+def _with_fast_math(target: Target, fastmath) -> Target:
+    """``target`` with the fastmath flags of the function being compiled
+    (Numba's ``FastMathOptions``, false without any), which its kernels may
+    use (passes/fast_math.py)."""
+    return dataclasses.replace(target, fast_math=tuple(sorted(fastmath.flags))) \
+        if fastmath else target
+
+
 def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     """Numba's hook for lowering ``parfor`` (``Parfor.lowerer``)."""
     link_runtime()
@@ -492,13 +501,14 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
     ordinal = getattr(lowerer, "_xpuc_parfor_count", 0)
     lowerer._xpuc_parfor_count = ordinal + 1
     # copied before translation, which must see the parfor as Numba made it
+    target = _with_fast_math(offload.target, lowerer.context.fastmath)
     on_host = host_parfors.can_run_on_host(parfor, fndesc.typemap, fndesc.calltypes)
     host_twin = host_parfors.sequential_copy(parfor, fndesc.calltypes) if on_host else None
     with refused_as_user_code(parfor.loc), arguments_of(lowerer.func_ir):
         kernel = translate_parfor(parfor, fndesc.typemap, fndesc.calltypes,
-                                  kernel_name(fndesc.qualname, ordinal), offload.target)
+                                  kernel_name(fndesc.qualname, ordinal), target)
     try:
-        lowered = compile_to_spirv(kernel.name, kernel.mlir, offload.target)
+        lowered = compile_to_spirv(kernel.name, kernel.mlir, target)
     except UnsupportedError as error:  # what the device cannot run (no fp64)
         raise UnsupportedError(f"{parfor.loc.filename}:{parfor.loc.line}: {error}") from None
     offload.compiled.setdefault(tuple(fndesc.argtypes), []).append(
@@ -511,12 +521,12 @@ def lower_parfor(offload: OffloadTarget, lowerer, parfor: Parfor) -> None:
 
     # before the choice of side: the host's copy of the loop would raise
     # Numba's own size checks, in other words than the kernel's
-    checks = _HostEmitter(lowerer, kernel, offload.target)
+    checks = _HostEmitter(lowerer, kernel, target)
     checks.check_sizes()
     checks.check_separate_arrays()
 
     def launch() -> None:
-        emitter = _HostEmitter(lowerer, kernel, offload.target)
+        emitter = _HostEmitter(lowerer, kernel, target)
         emitter.run_plan(lowered.plan, emitter.param_values(), lowered.binary, kernel.ndim)
         emitter.copy_back()
         emitter.combine_reductions()

@@ -53,6 +53,7 @@ from . import (
     coarsening,
     counted_loops,
     disjoint,
+    fast_math,
     float_support,
     gpu_rewrites,
     ir_queries,
@@ -281,7 +282,7 @@ def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     float_support.check_float_support(module, target)
     spirv_rewrites.bools_as_index_by_select(module)
     math_expansions.expand_math(module)
-    if target.reorders_loop_reductions:
+    if target.reorders_loop_reductions and not fast_math.allows_reassociation(target.fast_math):
         ordered_reductions.keep_reduction_order(module)
     spirv_rewrites.attach_spirv_abi(module)
     # read before the conversion, which drops the gpu.funcs' attributes
@@ -337,6 +338,8 @@ def _lower_to_nvvm(module: ir.Module, target: Target) -> None:
     code, which it does not read)."""
     from . import carried_products, contiguous_x, nvvm_rewrites, spirv_to_nvvm
     float_support.check_float_support(module, target)
+    if target.fast_math:
+        fast_math.stamp(module, target.fast_math)
     contiguous_x.mark_contiguous_x(module)
     carried_products.carry_products(module)
     nvvm_rewrites.private_arrays_in_default_memory(module)

@@ -65,6 +65,10 @@ class Target:
     # the PTX ISA version the PTX declares ("ptx80"), which the CUDA driver
     # that loads it must know; "" on SYCL
     ptx_version: str = ""
+    # the fastmath flags (Numba's names) of the function whose kernels these
+    # are, sorted: what the kernels may do that NumPy's rounding does not allow
+    # (fast_math.py). () everywhere but in a function compiled with them
+    fast_math: tuple[str, ...] = ()
 
     @property
     def spirv_caps(self) -> tuple[str, ...]:
@@ -79,4 +83,6 @@ class Target:
 
     @classmethod
     def from_json(cls, text: str) -> Target:
-        return cls(**json.loads(text))
+        fields = json.loads(text)
+        fields["fast_math"] = tuple(fields.get("fast_math", ()))  # a list in JSON
+        return cls(**fields)
