@@ -56,6 +56,11 @@ class Build:
         return "\n".join(dict.fromkeys(errors))
 
 
+# as the runtime builds every module on a device (runtime/sycl/program.c):
+# float32 division and square root correctly rounded, as NumPy's are, where
+# OpenCL allows 2.5 and 3 ulp and Intel's GPU compiler takes them
+BUILD_OPTIONS = "-cl-fp32-correctly-rounded-divide-sqrt"
+
 # ``ocloc multi``'s output: each command's messages after its number (from
 # 1), then a status line for each (numbered from 0)
 _COMMAND = re.compile(r"^Command number (\d+): *$", re.MULTILINE)
@@ -83,7 +88,8 @@ class Builds:
             source = os.path.join(directory, f"kernel{number}.spv")
             with open(source, "wb") as file:
                 file.write(spirv)
-            commands.append(f"-file {source} -device {arch} -spirv_input\n")
+            commands.append(f"-file {source} -device {arch} -spirv_input -options "
+                            f"{BUILD_OPTIONS}\n")
         listing = os.path.join(directory, "builds.txt")
         with open(listing, "w") as file:
             file.writelines(commands)

@@ -26,6 +26,8 @@ def fma(a, b, c):
 # CHECK: %[[PTR:[0-9]+]] = spirv.PtrAccessChain %[[OUT]][%[[I]]]
 # CHECK-NEXT: spirv.Store "CrossWorkgroup" %[[PTR]], %{{[0-9]+}} : f32
 # CHECK: spirv.EntryPoint "Kernel" @fma_parfor0_kernel, @[[GID]]
+# each float operation rounded on its own, as NumPy's (forbid_contraction)
+# CHECK-NEXT: spirv.ExecutionMode @fma_parfor0_kernel "ContractionOff"
 # CHECK-NOT: spirv.ExecutionMode
 # no GLSL extended instructions anywhere in the output
 # NOGL-NOT: GL

@@ -41,4 +41,4 @@ def pairwise(points, out):
 # SPIRV: spirv.EntryPoint "Kernel" @row_norms_parfor0_kernel
 # SPIRV: spirv.ExecutionMode @row_norms_parfor0_kernel "VecTypeHint", 65538
 # SPIRV: spirv.EntryPoint "Kernel" @pairwise_parfor0_kernel
-# SPIRV-NOT: spirv.ExecutionMode
+# SPIRV-NOT: "VecTypeHint"

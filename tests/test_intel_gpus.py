@@ -463,3 +463,54 @@ def test_arch_targets(arch, fp64):
     target = xpuc.targets.target_for(arch)
     assert (target.name, target.fp64) == (arch, fp64)
     assert ("Float64" in target.spirv_caps) == fp64
+
+
+def _multiply_add(a, b, c):
+    return a * b + c
+
+
+def _divide(a, b):
+    return a / b
+
+
+def _built_float_instructions(spirv: bytes, arch: str, float_type: str, dump, monkeypatch):
+    """The opcodes of the instructions on ``float_type`` (``df``: float64,
+    ``f``: float32) of ``spirv`` as xpuc builds it for ``arch``, read in the
+    assembly the GPU compiler dumps into ``dump``."""
+    monkeypatch.setenv("IGC_ShaderDumpEnable", "1")
+    monkeypatch.setenv("IGC_DumpToCustomDir", str(dump))
+    (build,) = ocloc.build_many(OCLOC, [(spirv, arch)])
+    assert build.succeeded, build.log
+    lines = [line.split() for path in dump.glob("*simd*.asm")
+             for line in path.read_text().splitlines() if f":{float_type} " in line]
+    return [words[1] if words[0].startswith("(") else words[0] for words in lines]  # (predicate)
+
+
+@needs_ocloc
+@pytest.mark.parametrize(("fastmath", "fused"), [(False, False), ({"contract"}, True)])
+def test_intel_gpus_fuse_multiply_adds_only_under_fastmath(tmp_path, monkeypatch, fastmath,
+                                                          fused):
+    """Intel's GPU compiler fuses ``a * b + c`` into one ``mad`` (one rounding)
+    unless the kernel forbids contraction, as xpuc's kernels do without
+    fastmath."""
+    function = xpuc.jit(fastmath=fastmath)(_multiply_add)
+    a, b, c = np.full(64, 1 + 2.0**-30), np.full(64, 1 - 2.0**-30), np.full(64, -1.0)
+    with xpuc.device_context(DEVICE):
+        np.testing.assert_array_equal(function(a, b, c), a * b + c)  # 0: rounded twice
+    (spirv,) = function.inspect_spirv().values()
+    doubles = _built_float_instructions(spirv, "pvc", "df", tmp_path, monkeypatch)
+    assert ("mad" in doubles) == fused and ("mul" in doubles) == (not fused), doubles
+
+
+@needs_ocloc
+def test_intel_gpus_divide_float32_correctly_rounded(tmp_path, monkeypatch, no_fp64):
+    """OpenCL lets a GPU divide float32 within 2.5 ulp, and Intel's compiler
+    does with a reciprocal and a multiply; xpuc's builds ask for division
+    rounded as NumPy's is, which it computes with Newton steps (``mad``)."""
+    function = xpuc.jit(_divide)
+    a, b = np.float32([1, 3, 7]), np.float32([3, 7, 1])
+    with xpuc.device_context(DEVICE):
+        np.testing.assert_array_equal(function(a, b), a / b)
+    (spirv,) = function.inspect_spirv().values()
+    floats = _built_float_instructions(spirv, "dg2", "f", tmp_path, monkeypatch)
+    assert "math.inv" in floats and "mad" in floats, floats

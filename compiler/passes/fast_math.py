@@ -7,8 +7,10 @@ sums, assuming no NaN or infinity. Without it a kernel rounds op by op as
 NumPy does. The flags ride on the Target (``Target.fast_math``), so that each
 stage sees them as data: the nvvm stage writes them onto every float op of
 the kernels (``stamp``), which LLVM's NVPTX back end reads (a ``contract``
-multiply feeding a ``contract`` add becomes an ``fma``); on SYCL devices,
-whose SPIR-V has no such flags, a loop's float sums are left to the device's
+multiply feeding a ``contract`` add becomes an ``fma``). SPIR-V has no such
+flags on its operations: a SYCL kernel forbids contraction as a whole
+(spirv_rewrites.forbid_contraction) unless ``contract`` allows it
+(``allows_contraction``), and its loop's float sums are left to the device's
 compiler to reorder where ``reassoc`` allows it (``allows_reassociation``;
 see ordered_reductions.py).
 """
@@ -41,3 +43,8 @@ def stamp(module: ir.Module, flags: tuple[str, ...]) -> None:
 def allows_reassociation(flags: tuple[str, ...]) -> bool:
     """Whether ``flags`` let a float sum be reordered."""
     return "fast" in flags or "reassoc" in flags
+
+
+def allows_contraction(flags: tuple[str, ...]) -> bool:
+    """Whether ``flags`` let a multiply and an add be fused."""
+    return "fast" in flags or "contract" in flags

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, spirv
 
 from ..errors import XpucError
 from .ir_queries import gpu_modules, nested_ops, ops_named, symbol_name
@@ -61,14 +61,36 @@ def hint_scalar_work_items(module: ir.Module, kernels: list[str]) -> None:
     assembly with CL_CONFIG_DUMP_ASM), but still vectorizes the kernel's
     inner loops. It is the only per-kernel switch the device has, and the
     kernels that walk rows need it (see lane_strides)."""
+    _add_execution_mode(module, "VecTypeHint", [_SCALAR_VEC_TYPE_HINT], kernels)
+
+
+def forbid_contraction(module: ir.Module) -> None:
+    """Give every kernel the ContractionOff execution mode, so that each
+    float operation rounds on its own, as NumPy's do.
+
+    Without it a SPIR-V kernel allows contraction (OpenCL C's FP_CONTRACT is
+    on by default): Intel's GPU compiler fuses ``a * b + c`` into one ``mad``
+    (checked in its assembly for pvc), which rounds once where NumPy rounds
+    twice (``x * x - y * y`` is not 0 for ``x == y``). It ignores the
+    NoContraction decoration of the operations themselves, and honours this."""
+    _add_execution_mode(module, "ContractionOff", [])
+
+
+def _add_execution_mode(module: ir.Module, mode: str, operands: list[int],
+                        kernels: list[str] | None = None) -> None:
+    """Give ``kernels`` (every kernel if None) the execution mode ``mode``
+    (SPIR-V's name) with the literal ``operands``."""
+    i32 = ir.IntegerType.get_signless(32)
     for spirv_module in ops_named(module.operation, "spirv.module"):
         body = spirv_module.regions[0].blocks[0]
-        for kernel in ops_named(spirv_module, "spirv.func"):
-            if symbol_name(kernel) in kernels:
-                with kernel.location:
-                    ir.InsertionPoint(body).insert(ir.Operation.parse(
-                        f'spirv.ExecutionMode @{symbol_name(kernel)} "VecTypeHint", '
-                        f"{_SCALAR_VEC_TYPE_HINT}"))
+        for entry in ops_named(spirv_module, "spirv.EntryPoint"):
+            kernel = ir.FlatSymbolRefAttr(entry.attributes["fn"]).value
+            if kernels is None or kernel in kernels:
+                with entry.location, ir.InsertionPoint(body):
+                    spirv.ExecutionModeOp(
+                        ir.FlatSymbolRefAttr.get(kernel),
+                        ir.Attribute.parse(f"#spirv.execution_mode<{mode}>"),
+                        ir.ArrayAttr.get([ir.IntegerAttr.get(i32, n) for n in operands]))
 
 
 def check_kernel_abi(module: ir.Module) -> None:

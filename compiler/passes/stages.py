@@ -290,6 +290,8 @@ def _to_spirv(module: ir.Module, target: Target, lowered: Lowered) -> ir.Module:
     disjoint_kernels = disjoint.disjoint_kernels(module)
     _compiler().run(module, pipelines.TO_SPIRV)
     spirv_rewrites.hint_scalar_work_items(module, row_walks)
+    if not fast_math.allows_contraction(target.fast_math):
+        spirv_rewrites.forbid_contraction(module)
     disjoint.declare_restrict(module, disjoint_kernels)
     spirv_rewrites.complete_vce(module)
     spirv_rewrites.check_kernel_abi(module)

@@ -189,7 +189,7 @@ static void *find_opencl_device(const opencl_api *cl, const char *device_name)
 /* The OpenCL build log of `spirv` for the device named `device_name`, into
  * `log` (truncated to `size`); empty if there is none to be had. */
 static void opencl_build_log(const char *device_name, const void *spirv, size_t length,
-                             char *log, size_t size)
+                             const char *options, char *log, size_t size)
 {
     log[0] = '\0';
     void *library = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
@@ -202,7 +202,7 @@ static void opencl_build_log(const char *device_name, const void *spirv, size_t 
     void *program = context ? cl.CreateProgramWithIL(context, spirv, length, &err) : NULL;
     size_t needed = 0;
     char *full = NULL;
-    if (program && cl.BuildProgram(program, 1, &device, "", NULL, NULL) != 0 &&
+    if (program && cl.BuildProgram(program, 1, &device, options, NULL, NULL) != 0 &&
         cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &needed) == 0 &&
         (full = calloc(1, needed + 1)) &&
         cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, needed, full, NULL) == 0)
@@ -226,6 +226,23 @@ static int build_failed(xpuc_queue *q, uint64_t hash, int64_t length, const char
                 (unsigned long long)hash, (long long)length, kernel_name, q->device_name, reason);
 }
 
+/* The build options of every module: float32 division and square root
+ * correctly rounded, as NumPy's are. OpenCL allows them 2.5 and 3 ulp by
+ * default, and Intel's GPU compiler takes that (a reciprocal and a multiply,
+ * seen in its assembly for dg2); its CPU compiler rounds them correctly
+ * either way. Each backend spells the option its own way. */
+static const char *build_options(xpuc_queue *q)
+{
+    switch (DPCTLQueue_GetBackend(q->ref)) {
+    case DPCTL_OPENCL:
+        return "-cl-fp32-correctly-rounded-divide-sqrt";
+    case DPCTL_LEVEL_ZERO:
+        return "-ze-fp32-correctly-rounded-divide-sqrt";
+    default:
+        return "";
+    }
+}
+
 static int build_module(xpuc_queue *q, const void *spirv, int64_t length, uint64_t hash,
                         const char *kernel_name, cached_module **out)
 {
@@ -239,13 +256,14 @@ static int build_module(xpuc_queue *q, const void *spirv, int64_t length, uint64
     cached_module *m = calloc(1, sizeof *m);
     if (!m)
         return fail(XPUC_ERR_ALLOC, "xpuc: out of host memory caching a module");
+    const char *options = build_options(q);
     m->bundle =
-        DPCTLKernelBundle_CreateFromSpirv(q->context, q->device, spirv, (size_t)length, NULL);
+        DPCTLKernelBundle_CreateFromSpirv(q->context, q->device, spirv, (size_t)length, options);
     if (!m->bundle) {
         free(m);
         char log[2048];
         if (DPCTLQueue_GetBackend(q->ref) == DPCTL_OPENCL)
-            opencl_build_log(q->device_name, spirv, (size_t)length, log, sizeof log);
+            opencl_build_log(q->device_name, spirv, (size_t)length, options, log, sizeof log);
         else
             log[0] = '\0';
         if (log[0])
