@@ -1221,3 +1221,92 @@ def test_len_of_a_kernels_private_array():
     out = xpuc.asarray(np.zeros(3))
     lengths[3](xpuc.asarray(np.zeros(8)), out)
     np.testing.assert_array_equal(xpuc.array_library.tensor.asnumpy(out), 85.0)
+
+
+# ---- a view of one element broadcast into a view in a body -----------------------
+
+
+def first_over_rest(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[1:] = row[:1]
+    return x
+
+
+def last_over_all(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[:] = row[-1:]
+    return x
+
+
+def first_into_three(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[2:5] = row[:1]
+    return x
+
+
+def column_of_other(x, y):
+    for i in numba.prange(x.shape[0]):
+        x[i][1:, :] = y[i][:1, :]
+    return x
+
+
+def first_row_over_block(x):
+    for i in numba.prange(x.shape[0]):
+        block = x[i]
+        block[1:, :] = block[:1, :]
+
+
+def two_into_three(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[2:5] = row[:2]
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+@pytest.mark.parametrize("function, shapes", [
+    (first_over_rest, [(4, 8)]), (first_over_rest, [(4, 1)]), (first_over_rest, [(4, 2)]),
+    (first_over_rest, [(4, 0)]), (last_over_all, [(3, 5)]), (first_into_three, [(4, 8)]),
+    (first_into_three, [(4, 2)]), (column_of_other, [(3, 4, 5), (3, 2, 5)]),
+    (column_of_other, [(3, 1, 5), (3, 1, 5)]), (column_of_other, [(3, 4, 5), (3, 4, 5)])],
+    ids=["row[1:] = row[:1]", "of no element", "of one element", "empty rows",
+         "row[:] = row[-1:]", "row[2:5] = row[:1]", "into no element", "2-D from another",
+         "2-D into no row", "2-D of equal shapes"])
+def test_view_of_one_element_broadcast_into_a_view(function, shapes, inputs):
+    """NumPy stretches a length of 1 of the stored view, read as if before
+    the store where it overlaps the view stored into; the host checks the
+    lengths (the view's or 1) before the launch."""
+    rng = np.random.default_rng(11)
+    check_offloaded(function, *(rng.random(shape) for shape in shapes), inputs=inputs)
+
+
+@pytest.mark.parametrize("threshold", ["1000000", "0"])
+def test_view_of_one_element_broadcast_on_the_host_as_on_the_device(threshold, monkeypatch):
+    """The cost model's host copy of the loop (rule 13) broadcasts as the kernel does."""
+    monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", threshold)
+    x = np.arange(24.0).reshape(3, 8)
+    expected = x.copy()
+    first_over_rest(expected)
+    xpuc.reset_stats()
+    with xpuc.device_context(DEVICE):
+        xpuc.jit(first_over_rest)(x)
+    np.testing.assert_array_equal(x, expected)
+    assert xpuc.stats()["host_parfors" if threshold != "0" else "kernel_launches"] > 0
+
+
+def test_overlapping_blocks_broadcast_are_refused():
+    """2-D views of one block that overlap are not ordered (view_order.py)."""
+    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as error:
+        xpuc.jit(first_row_over_block)(np.ones((2, 3, 4)))
+    line = first_row_over_block.__code__.co_firstlineno + 3
+    assert str(error.value).startswith(f"{__file__}:{line}: store to a view of 'x'")
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_view_of_two_elements_into_three_raises_before_the_launch(inputs):
+    with pytest.raises(AssertionError) as error:
+        run_on_device(two_into_three, np.arange(32.0).reshape(4, 8), inputs=inputs)
+    assert str(error.value) == (f"{__file__}:{two_into_three.__code__.co_firstlineno + 3}: "
+                                "sizes of 'row[2:5]' and 'row[:2]' do not match")

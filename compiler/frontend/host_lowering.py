@@ -119,7 +119,10 @@ class _HostEmitter:
         b = self.builder
         for check in self.kernel.size_checks:
             first, second = (self.size(param) for param in (check.first, check.second))
-            with cgutils.if_unlikely(b, b.icmp_signed("!=", first, second)):
+            differ = b.icmp_signed("!=", first, second)
+            if check.stretches:
+                differ = b.and_(differ, b.icmp_signed("!=", second, I64(1)))
+            with cgutils.if_unlikely(b, differ):
                 self.context.call_conv.return_user_exc(b, check.exception, (check.message,))
 
     def check_separate_arrays(self) -> None:

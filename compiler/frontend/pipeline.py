@@ -53,7 +53,7 @@ from .numpy_functions import (
 from .prange_steps import UnitStepPranges
 from .shared_operands import StageSharedOperands
 from .size_check_messages import NameSizeChecks, RecordArrayDefinitions
-from .slice_assignments import BroadcastSliceAssignments
+from .slice_assignments import BroadcastBodyViewStores, BroadcastSliceAssignments
 from .ufunc_outputs import UfuncOutputArguments
 from .user_locations import LocateInlinedCalls, RelocateLibraryCode, TagCallSites
 
@@ -156,6 +156,7 @@ def compiler_for(offload: OffloadTarget) -> type[CompilerBase]:
             pm.add_pass_after(FuseExpressionStores, InplaceArrayOperators)
             pm.add_pass_after(BroadcastSliceAssignments, FuseExpressionStores)
             pm.add_pass_after(StageSharedOperands, BroadcastSliceAssignments)
+            pm.add_pass_after(BroadcastBodyViewStores, StageSharedOperands)
             # after pre-lowering, when parfors are fused and their params known
             pm.add_pass_after(AttachOffloadLowerer, RelocateLibraryCode)
             pm.passes = [_REPLACED_PASSES.get(pass_class, (pass_class, description))

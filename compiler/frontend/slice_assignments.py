@@ -275,6 +275,91 @@ def _has_step(indices: tuple[types.Type, ...]) -> bool:
     return any(isinstance(i, types.SliceType) and i.has_step for i in indices)
 
 
+def broadcast_view(value, view):
+    """``value`` broadcast to ``view``'s shape, as NumPy stores it into ``view``
+    (a body's rule reads it in place; Numba's host copy of a loop, rule 13,
+    runs this)."""
+    return np.broadcast_to(value, view.shape)
+
+
+register_jitable(broadcast_view)
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class BroadcastBodyViewStores(FunctionPass):
+    """In each ``prange`` body, read the value of ``a[index] = v`` through
+    ``broadcast_view(v, a[index])`` where ``v`` is a view of the assigned
+    view's rank (see the module's docstring)."""
+
+    _name = "xpuc_broadcast_body_view_stores"
+
+    def __init__(self) -> None:
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state) -> bool:
+        changed = False
+        for label in prange_body_labels(state.func_ir, state.typemap):
+            block = state.func_ir.blocks[label]
+            new_body = []
+            for stmt in block.body:
+                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and \
+                        _stores_a_view(state, stmt):
+                    new_body += _read_broadcast(state, stmt)
+                    changed = True
+                new_body.append(stmt)
+            block.body = new_body
+        if changed:
+            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
+        return changed
+
+
+def _stores_a_view(state, stmt: ir.SetItem | ir.StaticSetItem) -> bool:
+    """Whether ``stmt`` stores a view (``row[:1]``, ``y[i]``) into a view of
+    its rank made of slices and integers."""
+    index = _index_of(stmt)
+    typemap = state.typemap
+    value_type = typemap[stmt.value.name]
+    if index is None or not isinstance(value_type, types.Array):
+        return False
+    definition = guard(get_definition, state.func_ir, stmt.value)
+    return isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem") \
+        and not copied_by_indexing(state, stmt.value) and assigned_view_ndim(
+            typemap[stmt.target.name], typemap[index.name], value_type,
+            numbas_too=True) == value_type.ndim
+
+
+def _read_broadcast(state, stmt: ir.SetItem | ir.StaticSetItem) -> list[ir.Stmt]:
+    """``$view = a[index]; $value = broadcast_view(v, $view)``, with ``stmt``
+    then storing ``$value``."""
+    typemap, typingctx = state.typemap, state.typingctx
+    scope, loc = stmt.target.scope, stmt.loc
+    index = _index_of(stmt)
+    target_type, index_type = typemap[stmt.target.name], typemap[index.name]
+    value_type = typemap[stmt.value.name]
+
+    def new_var(prefix: str, var_type: types.Type) -> ir.Var:
+        var = ir.Var(scope, mk_unique_var(prefix), loc)
+        typemap[var.name] = var_type
+        return var
+
+    view_signature = typingctx.resolve_function_type(operator.getitem,
+                                                     (target_type, index_type), {})
+    view = new_var("$assigned_view", view_signature.return_type)
+    getitem = ir.Expr.getitem(stmt.target, index, loc)
+    state.calltypes[getitem] = view_signature
+    function_type = typingctx.resolve_value_type(broadcast_view)
+    callee = new_var("$broadcast_view", function_type)
+    signature = typingctx.resolve_function_type(function_type,
+                                                (value_type, typemap[view.name]), {})
+    broadcast = new_var("$broadcast_value", signature.return_type)
+    call = ir.Expr.call(callee, (stmt.value, view), (), loc)
+    state.calltypes[call] = signature
+    stmt.value = broadcast
+    return [ir.Assign(getitem, view, loc),
+            ir.Assign(ir.Global("broadcast_view", broadcast_view, loc), callee, loc),
+            ir.Assign(call, broadcast, loc)]
+
+
 @register_pass(mutates_CFG=True, analysis_only=False)
 class BroadcastSliceAssignments(FunctionPass):
     """Rewrite each host ``a[index] = b`` that Numba leaves to host code."""

@@ -176,12 +176,14 @@ class SizeCheck:
     a kernel cannot raise), each an array's dimension or an integer, kernel
     parameters, or the length of a slice of a dimension: the host compares
     them before the launch and raises ``exception`` with ``message`` when
-    they differ."""
+    they differ (and, where ``stretches``, ``second`` is not 1: a view
+    NumPy broadcasts into a view of ``first`` elements)."""
 
     first: KernelParam | SliceLength
     second: KernelParam | SliceLength
     message: str
     exception: type[Exception] = AssertionError
+    stretches: bool = False
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from ..body_values import (
 )
 from ..inplace_operators import stores_where_read
 from ..literal_arguments import request_literal_arguments
+from ..slice_assignments import broadcast_view
 from ..translation import (
     SharedUpdate,
     Translation,
@@ -50,7 +51,7 @@ from ..translation import (
 )
 from ..user_locations import where
 from ..usm import empty_usm
-from .body_checks import checked_by_the_host
+from .body_checks import check_broadcast, checked_by_the_host
 
 
 @expression_rule("getitem", "static_getitem")
@@ -276,6 +277,28 @@ def _view(t: Translation, array: ArrayValue, indices: list, loc: ir.Loc) -> Arra
             start = _position(b, index, dim, loc)
         offset = arith.binary(b, "arith.addi", offset, arith.binary(b, "arith.muli", start, stride))
     return dataclasses.replace(array, dims=tuple(dims), strides=tuple(strides), offset=offset)
+
+
+@call_rule(broadcast_view)
+def _broadcast_view(t: Translation, expr: ir.Expr, target: ir.Var) -> ArrayValue:
+    """A view stored into a view of its rank, broadcast to it as NumPy stores
+    it (slice_assignments.py): of the stored view's extents, a dimension of
+    one element read at 0 (a stride of 0). The host checks the lengths
+    before the launch (body_checks.py). Read at each element, it is read as
+    if once before the store: an element that the store writes as well is
+    of the same array, stored its own value."""
+    value, view = (t.lookup(var) for var in expr.args)
+    if not (isinstance(value, ArrayValue) and value.gather is None
+            and isinstance(view, ArrayValue)):
+        raise UnsupportedError(f"{where(expr.loc)}: a store into a view of anything but a view "
+                               "of an array from a parfor body")
+    check_broadcast(t, expr.args[0], expr.args[1], expr.loc)
+    b = t.b
+    zero, one = b.index_constant(0), b.index_constant(1)
+    strides = value.strides or _contiguous_strides(b, value.dims)
+    return dataclasses.replace(value, dims=view.dims, strides=tuple(
+        arith.select(b, arith.compare(b, "eq", dim, one), zero, stride)
+        for dim, stride in zip(value.dims, strides)))
 
 
 def _gather(t: Translation, array: ArrayValue, indices: list,

@@ -35,6 +35,7 @@ from ...errors import UnsupportedError
 from ..body_values import ArrayValue, ComputedArray, TupleValue
 from ..numpy_functions import check_matrix_sizes, check_vector_sizes
 from ..parfor_updates import IterationOwnership
+from ..slice_assignments import broadcast_view
 from ..translation import (
     FrozenPolynomial,
     KernelParam,
@@ -96,7 +97,11 @@ def _dot_sizes_check(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
 def _equal_sizes(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
     """Array analysis's ``assert_equiv(message, x, y, ...)``: the shapes (or
     sizes) of ``x``, ``y``, ... are equal."""
-    operands = expr.args[1:]
+    # a dimension of a view broadcast to the view it is stored into is that
+    # view's (checked where it is made: check_broadcast)
+    operands = [var for var in expr.args[1:] if not _broadcast_dimension(t, var)]
+    if len(operands) < 2:
+        return None
     shapes = [_shape(t, var) for var in operands]
     first = operands[0]
     if None in shapes or len({len(shape) for shape in shapes}) != 1:
@@ -117,6 +122,38 @@ def _equal_sizes(t: Translation, expr: ir.Expr, target: ir.Var) -> None:
                     f"{_named(t, var)} in a parfor body, which xpuc cannot compare before "
                     "the launch (a kernel cannot raise Numba's error when they differ)")
     return None
+
+
+def _view_text(t: Translation, var: ir.Var) -> str:
+    """A view of slices of an array of the user's as the user could write it
+    (``'row[:1]'``, ``'row[-3:]'``), else as ``Translation.operand`` names it."""
+    view = _view_of(t, var)
+    if view is None or view[0].name.startswith("$") or len(view[1]) != 1:
+        return t.operand(var)
+    base, (cut,) = view
+    bounds = _slice_bounds(t, cut, base, 0)
+    extent = t.lookup(base).dims[0].name if isinstance(t.lookup(base), ArrayValue) else None
+    if bounds is None or bounds[2][0] is not None or extent is None:
+        return t.operand(var)
+    # the variable holding the extent, which array analysis adds a negative bound to
+    held = [operand for bound, _ in bounds[:2] if bound is not None
+            for operand in [bound, *getattr(_defined(t, bound), "list_vars", list)()]
+            if _dimension_of(t, _defined(t, operand)) is not None
+            and _size(t, operand).name == extent]
+    size = held[0] if held else base
+    (start, _), (stop, to_end) = bounds[:2]
+    texts = ["" if start is None else _bound_text(t, start, size),
+             "" if to_end else _bound_text(t, stop, size)]
+    return t.operand(var) if None in texts else \
+        f"'{user_names([base.name])}[{texts[0]}:{texts[1]}]'"
+
+
+def _broadcast_dimension(t: Translation, var: ir.Var) -> bool:
+    """Whether ``var`` is a dimension of ``broadcast_view(v, view)``."""
+    dimension = _dimension_of(t, _defined(t, var))
+    call = None if dimension is None else _defined(t, dimension[0])
+    return isinstance(call, ir.Expr) and call.op == "call" and getattr(
+        t.typemap[call.func.name], "typing_key", None) is broadcast_view
 
 
 def _named(t: Translation, var: ir.Var) -> str:
@@ -408,7 +445,10 @@ def _slice_bounds(t: Translation, cut: ir.Var | None, array: ir.Var,
               or k != 1 and _constant(t, var) == (0, None, 1)[k] else var
               for k, var in enumerate(args)]
     stop = bounds[1]
-    is_extent = stop is None or extent != -1 and equivalences.obj_to_ind.get(stop.name) == extent
+    is_extent = stop is None or extent != -1 and \
+        equivalences.obj_to_ind.get(stop.name) == extent or \
+        _dimension_of(t, _defined(t, stop)) is not None and \
+        _size(t, stop).name == t.lookup(array).dims[axis].name
     return (bounds[0], False), (stop, is_extent), (bounds[2], False)
 
 
@@ -469,10 +509,19 @@ def _lengths_checked_by_the_host(t: Translation, size: ir.Var, other: ir.Var, me
 def _host_length(t: Translation, var: ir.Var) -> KernelParam | SliceLength | None:
     """The size ``var`` as the host can compute it (see above), else None."""
     param = t.size_param(_size(t, var))
-    origin = _slice_length(t, _defined(t, var)) if param is None else None
-    if origin is None:
+    if param is not None:
         return param
-    (start, _), (stop, stop_is_extent), _ = origin[0]
+    origin = _slice_length(t, _defined(t, var))
+    return None if origin is None else _origin_length(t, origin)
+
+
+def _origin_length(t: Translation, origin: Origin) -> SliceLength | None:
+    """The length of a slice without a step of an extent from outside the
+    body whose bounds are the same in every iteration, as the host computes
+    it, else None."""
+    (start, _), (stop, stop_is_extent), (step, _) = origin[0]
+    if step is not None:
+        return None
     if stop_is_extent:  # to the end
         stop = None
     extent = t.size_param(origin[1])
@@ -483,6 +532,53 @@ def _host_length(t: Translation, var: ir.Var) -> KernelParam | SliceLength | Non
                              for bound, (polynomial, _) in zip((start, stop), bounds)):
         return None
     return SliceLength(extent, bounds[0][0], bounds[1][0], (bounds[0][1], bounds[1][1]))
+
+
+def _view_length(t: Translation, var: ir.Var, axis: int,
+                 depth: int = 0) -> KernelParam | SliceLength | None:
+    """Dimension ``axis`` of the view ``var`` as the host can compute it: a
+    dimension of an array from outside the body, or a slice of one (of
+    ``row = x[i]``, ``row[1:]``, see ``_origin_length``), else None."""
+    held = t.lookup(var)
+    if not isinstance(held, ArrayValue) or not 0 <= axis < len(held.dims) or depth > 8:
+        return None
+    param = t.size_param(held.dims[axis])
+    view = _view_of(t, var)
+    if param is not None or view is None:
+        return param
+    base, indices = view
+    sliced = [k for k, item in enumerate(indices)
+              if isinstance(t.typemap[item.name], types.SliceType)]
+    if len(sliced) + sum(isinstance(t.typemap[item.name], types.Integer)
+                         for item in indices) != len(indices):
+        return None
+    if axis >= len(sliced):  # a dimension of the array past the indices, whole
+        return _view_length(t, base, len(indices) + axis - len(sliced), depth + 1)
+    position = sliced[axis]
+    bounds = _slice_bounds(t, indices[position], base, position)
+    base_held = t.lookup(base)
+    if bounds is None or not isinstance(base_held, ArrayValue):
+        return None
+    return _origin_length(t, (bounds, base_held.dims[position]))
+
+
+def check_broadcast(t: Translation, value: ir.Var, view: ir.Var, loc: ir.Loc) -> None:
+    """Have the host check, before the launch, that each length of the
+    view ``value`` stored into the view ``view`` is the view's or 1 (NumPy
+    broadcasts it), raising AssertionError as Numba's check of equal sizes
+    would; refused where the host cannot compute them."""
+    for axis, (length, extent) in enumerate(zip(t.lookup(value).dims, t.lookup(view).dims)):
+        if length.name == extent.name:
+            continue
+        message = f"sizes of {_view_text(t, view)} and {_view_text(t, value)} do not match"
+        lengths = _view_length(t, view, axis), _view_length(t, value, axis)
+        if None in lengths:
+            raise UnsupportedError(
+                f"{where(loc)}: the sizes of {_view_text(t, view)} and {_view_text(t, value)} "
+                "in a parfor body, which xpuc cannot compare before the launch (a kernel "
+                "cannot raise Numba's error when they differ)")
+        t.size_checks.append(SizeCheck(*lengths, f"{where(loc)}: {message}", AssertionError,
+                                       stretches=True))
 
 
 def _host_bound(t: Translation, ownership: IterationOwnership, bound: ir.Var,
@@ -584,9 +680,13 @@ def _view_of(t: Translation, var: ir.Var) -> tuple[ir.Var, list[ir.Var]] | None:
     """The array and the index variables of the view ``var`` is
     (``x[i, :j]``), else None."""
     definition = _defined(t, var)
-    if not (isinstance(definition, ir.Expr) and definition.op == "getitem"):
+    if not (isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem")):
         return None
-    index = t.definition(definition.index)
+    # a constant index (``row[:1]``) as array analysis writes it too, in a variable
+    index_var = definition.index if definition.op == "getitem" else definition.index_var
+    if index_var is None:
+        return None
+    index = t.definition(index_var)
     items = index.items if isinstance(index, ir.Expr) and index.op == "build_tuple" else \
-        [definition.index]
+        [index_var]
     return definition.value, list(items)

@@ -21,6 +21,7 @@ from ...dialects import Value, arith
 from ...errors import UnsupportedError
 from ..body_values import ArrayValue, SliceValue, TupleValue
 from ..shared_operands import is_whole_index
+from ..slice_assignments import broadcast_view
 from ..translation import SeparateArrays, Translation, user_names
 from ..user_locations import where
 from .body_checks import same_value
@@ -126,6 +127,11 @@ def _view_axes(t: Translation, var: ir.Var, depth: int = 0) -> tuple[tuple[int, 
     definition = t.definition(var)
     if isinstance(definition, ir.Var):
         return _view_axes(t, definition, depth + 1)
+    if isinstance(definition, ir.Expr) and definition.op == "call" and getattr(
+            t.typemap[definition.func.name], "typing_key", None) is broadcast_view:
+        # its value's axes: a dimension of one element read at 0 is read
+        # alike whichever way the loop walks
+        return _view_axes(t, definition.args[0], depth + 1)
     if not (isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem")):
         return None
     outer = _view_axes(t, definition.value, depth + 1)
