@@ -1259,6 +1259,24 @@ def first_row_over_block(x):
         block[1:, :] = block[:1, :]
 
 
+def tails_from(x, y, starts):
+    for i in numba.prange(x.shape[0]):
+        k = starts[i]
+        row = x[i]
+        row[k:] = y[i][k:]
+    return x
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_views_of_lengths_of_each_iteration_stored_as_before(inputs):
+    """Lengths the host cannot compute (``k`` of each iteration) but equal in
+    every iteration, the same slice of extents the host compares, are
+    stored as they were without broadcasting."""
+    rng = np.random.default_rng(12)
+    check_offloaded(tails_from, rng.random((4, 6)), rng.random((4, 6)), np.array([0, 1, 2, 6]),
+                    inputs=inputs)
+
+
 def two_into_three(x):
     for i in numba.prange(x.shape[0]):
         row = x[i]

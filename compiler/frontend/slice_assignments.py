@@ -289,7 +289,9 @@ register_jitable(broadcast_view)
 class BroadcastBodyViewStores(FunctionPass):
     """In each ``prange`` body, read the value of ``a[index] = v`` through
     ``broadcast_view(v, a[index])`` where ``v`` is a view of the assigned
-    view's rank (see the module's docstring)."""
+    view's rank (see the module's docstring), both of arrays from outside
+    the body (the host computes their lengths; a body's own arrays, of
+    constant shapes, keep Numba's checks)."""
 
     _name = "xpuc_broadcast_body_view_stores"
 
@@ -298,12 +300,17 @@ class BroadcastBodyViewStores(FunctionPass):
 
     def run_pass(self, state) -> bool:
         changed = False
-        for label in prange_body_labels(state.func_ir, state.typemap):
+        body = prange_body_labels(state.func_ir, state.typemap)
+        made_in_body = {stmt.target.name for label in body
+                        for stmt in state.func_ir.blocks[label].find_insts(ir.Assign)}
+        for label in body:
             block = state.func_ir.blocks[label]
             new_body = []
             for stmt in block.body:
                 if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and \
-                        _stores_a_view(state, stmt):
+                        _stores_a_view(state, stmt) and all(
+                            _viewed_array(state, var).name not in made_in_body
+                            for var in (stmt.target, stmt.value)):
                     new_body += _read_broadcast(state, stmt)
                     changed = True
                 new_body.append(stmt)
@@ -326,6 +333,15 @@ def _stores_a_view(state, stmt: ir.SetItem | ir.StaticSetItem) -> bool:
         and not copied_by_indexing(state, stmt.value) and assigned_view_ndim(
             typemap[stmt.target.name], typemap[index.name], value_type,
             numbas_too=True) == value_type.ndim
+
+
+def _viewed_array(state, var: ir.Var) -> ir.Var:
+    """The array the view ``var`` is of, through views of views."""
+    definition = guard(get_definition, state.func_ir, var)
+    while isinstance(definition, ir.Expr) and definition.op in ("getitem", "static_getitem"):
+        var = definition.value
+        definition = guard(get_definition, state.func_ir, var)
+    return var
 
 
 def _read_broadcast(state, stmt: ir.SetItem | ir.StaticSetItem) -> list[ir.Stmt]:

@@ -305,7 +305,9 @@ def dimension_origin(t: Translation, var: ir.Var, axis: int, depth: int = 0) -> 
     if axis >= len(sliced):  # a dimension of the array past the indices, whole
         return dimension_origin(t, base, len(indices) + axis - len(sliced), depth + 1)
     held = t.lookup(base)
-    if _view_of(t, base) is not None or not isinstance(held, ArrayValue):
+    # of a view, a dimension it keeps whole of an array from outside (``row = x[i]``)
+    if not isinstance(held, ArrayValue) or _view_of(t, base) is not None and \
+            t.size_param(held.dims[sliced[axis]]) is None:
         return None
     bounds = _slice_bounds(t, indices[sliced[axis]], base, sliced[axis])
     return None if bounds is None else (bounds, held.dims[sliced[axis]])
@@ -566,13 +568,19 @@ def check_broadcast(t: Translation, value: ir.Var, view: ir.Var, loc: ir.Loc) ->
     """Have the host check, before the launch, that each length of the
     view ``value`` stored into the view ``view`` is the view's or 1 (NumPy
     broadcasts it), raising AssertionError as Numba's check of equal sizes
-    would; refused where the host cannot compute them."""
+    would; where the host cannot compute a length, that the two are equal
+    (``equal_extents``); refused where it cannot do either."""
     for axis, (length, extent) in enumerate(zip(t.lookup(value).dims, t.lookup(view).dims)):
         if length.name == extent.name:
             continue
         message = f"sizes of {_view_text(t, view)} and {_view_text(t, value)} do not match"
         lengths = _view_length(t, view, axis), _view_length(t, value, axis)
         if None in lengths:
+            # lengths equal in every iteration (the same slice of extents the
+            # host compares) need no stretching: a length of 1 NumPy would
+            # stretch raises the size error, as before broadcasting
+            if equal_extents(t, (view, axis), (value, axis), message, loc, AssertionError):
+                continue
             raise UnsupportedError(
                 f"{where(loc)}: the sizes of {_view_text(t, view)} and {_view_text(t, value)} "
                 "in a parfor body, which xpuc cannot compare before the launch (a kernel "
