@@ -147,9 +147,11 @@ def _first(n: int, step: int, length: int) -> slice:
 
 
 def shapes() -> st.SearchStrategy:
-    """1-D lengths around the work-group size (64) and beyond, or small 2-D shapes."""
+    """1-D lengths around the work-group size (64) and beyond, or small 2-D
+    and 3-D shapes."""
     lengths = st.integers(0, 70) | st.sampled_from((1, 63, 64, 65, 1000, 4097))
-    return st.tuples(lengths) | st.tuples(st.integers(0, 20), st.integers(0, 40))
+    return st.tuples(lengths) | st.tuples(st.integers(0, 20), st.integers(0, 40)) | \
+        st.tuples(st.integers(0, 6), st.integers(0, 7), st.integers(0, 9))
 
 
 @st.composite
@@ -185,12 +187,12 @@ def reduction_programs(draw: st.DrawFn) -> Program:
 
 @st.composite
 def prange_programs(draw: st.DrawFn) -> Program:
-    """A prange over the rows (and a serial or prange loop over the columns of
-    2-D operands) whose body branches on a comparison, writing ``out`` and
+    """A prange over the rows (and serial or prange loops over the other
+    axes of 2-D and 3-D operands) whose body branches on a comparison, writing ``out`` and
     accumulating a sum."""
     is_float, a, b = draw(operands())
-    two_d = a.view.ndim == 2
-    index = "i, j" if two_d else "i"
+    ndim = a.view.ndim
+    index = ", ".join("ijk"[:ndim])
     condition = "{} {} {}".format(draw(expressions(("x", "y"), is_float, 1)),
                                   draw(st.sampled_from(_COMPARISONS)),
                                   draw(expressions(("x", "y"), is_float, 1)))
@@ -205,9 +207,10 @@ def prange_programs(draw: st.DrawFn) -> Program:
         else:
             out[{index}] = {otherwise}
         """)
-    if two_d:
+    for axis in reversed(range(1, ndim)):  # the innermost loop first
         inner = draw(st.sampled_from(("range", "numba.prange")))
-        body = f"for j in {inner}(a.shape[1]):\n" + textwrap.indent(body, "    ")
+        body = f"for {'ijk'[axis]} in {inner}(a.shape[{axis}]):\n" + \
+            textwrap.indent(body, "    ")
     source = ("def kernel(a, b, out):\n    total = 0\n"
               "    for i in numba.prange(a.shape[0]):\n"
               + textwrap.indent(body, "        ") + "    return total\n")
@@ -248,13 +251,14 @@ def stepped_range(draw: st.DrawFn, length: str) -> str:
 
 @st.composite
 def loop_programs(draw: st.DrawFn) -> Program:
-    """A stepped prange writing ``out`` at its index and summing, or an array
-    expression over maybe empty, maybe stepped slices of the operands,
-    stored into ``out``'s slice or summed."""
+    """A stepped prange (maybe in a serial loop, and with stepped loops over
+    the other axes of 2-D and 3-D operands) writing ``out`` at its index and
+    summing, or an array expression over maybe empty, maybe stepped slices
+    of the operands, stored into ``out``'s slice or summed."""
     is_float, a, b = draw(operands())
     out_dtype = np.result_type(a.base, b.base) if is_float else np.int64
     out = draw(arrays(np.dtype(out_dtype).name, a.view.shape))
-    two_d = a.view.ndim == 2
+    ndim = a.view.ndim
     if draw(st.booleans()):
         key = ":".join(draw(st.sampled_from(_SLICE_BOUNDS)).format(n="n") for _ in range(2))
         key += draw(st.sampled_from(("", ":2", ":-1", ":-2")))
@@ -262,16 +266,22 @@ def loop_programs(draw: st.DrawFn) -> Program:
         last = draw(st.sampled_from((f"out[{key}] = {value}", f"return np.sum({value})")))
         body = ["n = a.shape[0]", last]
     else:
-        index = "i, j" if two_d else "i"
-        inner = draw(expressions(("x", "y"), is_float))
-        body = [f"for i in numba.prange({draw(stepped_range('a.shape[0]'))}):",
-                f"    x = a[{index}]", f"    y = b[{index}]", f"    out[{index}] = {inner}",
-                "    total += x", "return total"]
-        if two_d:  # x is unset after an empty inner loop: the sum is of the rows walked
+        index = ", ".join("ijk"[:ndim])
+        # a serial loop around the prange (a parfor in a host loop) adds its count
+        repeated = draw(st.booleans())
+        inner = draw(expressions(("x", "y"), is_float)) + (" + r" if repeated else "")
+        lines = [f"x = a[{index}]", f"y = b[{index}]", f"out[{index}] = {inner}"]
+        for axis in reversed(range(1, ndim)):  # the innermost loop first
             loop = draw(st.sampled_from(("range", "numba.prange")))
-            body[1:5] = [f"    for j in {loop}({draw(stepped_range('a.shape[1]'))}):",
-                         *("    " + line for line in body[1:4]), "    total += i"]
-        body.insert(0, "total = 0")
+            lines = [f"for {'ijk'[axis]} in {loop}({draw(stepped_range(f'a.shape[{axis}]'))}):",
+                     *("    " + line for line in lines)]
+        # x is unset after an empty inner loop: the sum is of the rows walked
+        lines.append("total += i" if ndim > 1 else "total += x")
+        body = [f"for i in numba.prange({draw(stepped_range('a.shape[0]'))}):",
+                *("    " + line for line in lines)]
+        if repeated:
+            body = ["for r in range(2):", *("    " + line for line in body)]
+        body = ["total = 0", *body, "return total"]
     source = "def kernel(a, b, out):\n" + "".join(f"    {line}\n" for line in body)
     return Program(source, (a, b, out), is_float, may_launch_nothing=True)
 
