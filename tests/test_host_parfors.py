@@ -132,6 +132,41 @@ def test_tiny_parfors_on_host_readable_usm_run_on_the_host(usm_type):
     np.testing.assert_array_equal(dpt.asnumpy(a), np.arange(4.0) + 1.0)
 
 
+def shift_right(x):
+    for i in numba.prange(x.shape[0]):
+        row = x[i]
+        row[1:] = row[:-1]
+
+
+def shift_left_doubled(x):
+    for i in numba.prange(x.shape[0]):
+        x[i, :-1] = x[i, 1:] * 2.0
+
+
+def shift_right_of(x, y):
+    for i in numba.prange(x.shape[0]):
+        x[i, 1:] = y[i, :-1]
+
+
+@pytest.mark.parametrize("usm_type", [None, "shared"])
+@pytest.mark.parametrize("fn", [shift_right, shift_left_doubled, shift_right_of])
+def test_a_host_parfors_store_between_views_of_one_array_reads_as_if_copied(fn, usm_type):
+    """NumPy reads ``row[:-1]`` whole before it stores ``row[1:]``: Numba's
+    sequential loop reads a copy where the two meet (the kernel orders its
+    loop instead); views of two arrays that do not meet are read in place."""
+    values = [np.arange(12.0).reshape(3, 4)]
+    if fn is shift_right_of:
+        values.append(-values[0])
+    expected = [v.copy() for v in values]
+    fn(*expected)
+    arrays = values if usm_type is None else \
+        [xpuc.asarray(v, queue=DEVICE, usm_type=usm_type) for v in values]
+    _, stats = run(xpuc.jit(fn), *arrays)
+    assert on_host(stats), stats
+    result = arrays[0] if usm_type is None else dpt.asnumpy(arrays[0])
+    np.testing.assert_array_equal(result, expected[0])
+
+
 def add_to_rows(x, b):
     for i in numba.prange(x.shape[0]):
         row = x[i]

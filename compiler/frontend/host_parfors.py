@@ -27,6 +27,7 @@ from numba.parfors.parfor import (
 from .host_access import HostAccess
 from .numpy_functions import host_code_only
 from .runtime_calls import I32, I64, call_runtime
+from .slice_assignments import read_as_if_copied
 from .translation import ArrayUse
 from .usm import DeviceUSMArray, USMArray
 
@@ -109,6 +110,62 @@ def sequential_copy(parfor: Parfor, calltypes: dict) -> Parfor:
     return twin
 
 
+def _stage_reads(blocks: dict[int, ir.Block], typemap: dict, calltypes: dict,
+                 typingctx) -> None:
+    """In each loop Numba made in ``blocks`` (a body's slice store or array
+    expression) that stores into one array, read a copy of each array from
+    outside it that may share that array's memory (``read_as_if_copied``):
+    NumPy reads the right side as if before the store, where Numba's
+    sequential loop would read elements it has written (``row[1:] =
+    row[:-1]``); the kernel orders its loop instead (rules/view_order.py).
+    A prange the user nested is left as written."""
+    function_type = typingctx.resolve_value_type(read_as_if_copied)
+    for block in blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, Parfor):
+                _stage_reads(stmt.loop_body, typemap, calltypes, typingctx)
+                if not any(isinstance(pattern, tuple) and pattern[0] == "prange"
+                           or pattern == "prange" for pattern in stmt.patterns):
+                    _stage(stmt, typemap, calltypes, typingctx, function_type)
+
+
+def _stage(loop: Parfor, typemap: dict, calltypes: dict, typingctx,
+           function_type: types.Type) -> None:
+    """Where ``loop`` stores into one array from outside it, end its init
+    block with the copies of the arrays from outside it that it reads, and
+    read those."""
+    statements = [stmt for block in loop.loop_body.values() for stmt in block.body]
+    defined = {stmt.target.name for stmt in statements if isinstance(stmt, ir.Assign)}
+    stored = {stmt.target.name: stmt.target for stmt in statements
+              if isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
+              and stmt.target.name not in defined}
+    if len(stored) != 1:
+        return
+    (target,) = stored.values()
+    reads = [stmt.value for stmt in statements if isinstance(stmt, ir.Assign)
+             and isinstance(stmt.value, ir.Expr)
+             and stmt.value.op in ("getitem", "static_getitem")
+             and stmt.value.value.name not in defined | {target.name}
+             and isinstance(typemap[stmt.value.value.name], types.Array)]
+    copies: dict[str, ir.Var] = {}
+    for read in reads:
+        array = read.value
+        if array.name not in copies:
+            array_type = typemap[array.name]
+            callee = ir.Var(array.scope, ir_utils.mk_unique_var("$read_as_if_copied"), loop.loc)
+            staged = ir.Var(array.scope, ir_utils.mk_unique_var("$staged"), loop.loc)
+            typemap[callee.name], typemap[staged.name] = function_type, array_type
+            call = ir.Expr.call(callee, (target, array), (), loop.loc)
+            calltypes[call] = typingctx.resolve_function_type(
+                function_type, (typemap[target.name], array_type), {})
+            loop.init_block.body += [
+                ir.Assign(ir.Global("read_as_if_copied", read_as_if_copied, loop.loc), callee,
+                          loop.loc),
+                ir.Assign(call, staged, loop.loc)]
+            copies[array.name] = staged
+        read.value = copies[array.name]
+
+
 def _nested_parfors(parfor: Parfor) -> list[Parfor]:
     found = []
     for block in parfor.loop_body.values():
@@ -182,6 +239,8 @@ def _lower_sequentially(lowerer, twin: Parfor, done: llvm.Block) -> None:
                                                    ir_utils._the_max_label.next())
     ir_utils._the_max_label.update(ir_utils.find_max_label(twin.loop_body))
     scope = twin.init_block.scope
+    _stage_reads(twin.loop_body, fndesc.typemap, fndesc.calltypes,
+                 lowerer.context.typing_context)
     holder = ir.Block(scope, twin.loc)
     holder.body = [twin]
     blocks: dict[int, ir.Block] = {}

@@ -199,6 +199,16 @@ def _span_from(shape, strides, itemsize, axis) -> tuple[int, int]:
     return low, high + itemsize
 
 
+@register_jitable
+def read_as_if_copied(stored, value):
+    """``value``, or a copy of it where its bytes meet those of ``stored``,
+    an array a loop stores into while it reads ``value``."""
+    if spans_meet(stored.ctypes.data, stored.shape, stored.strides, stored.itemsize,
+                  value.ctypes.data, value.shape, value.strides, value.itemsize):
+        return span_copy(value)
+    return value
+
+
 # what the loop's code reads: where it is compiled, and inlined
 GLOBALS = {"numba": numba, "np": np, "check_broadcast": check_broadcast,
            "spans_meet": spans_meet, "span_copy": span_copy}
