@@ -10,6 +10,7 @@ against NumPy on NumPy arrays in a device context and on device USM arrays,
 with the cost model off (kernels) and on (tiny parfors on the host), counting
 the parfors each call runs."""
 
+import numba
 import numpy as np
 import pytest
 from mlir import ir
@@ -243,3 +244,28 @@ def test_a_store_through_a_one_tuple_index():
     result, parfors, _ = run(store_through_a_one_tuple, "context", a, b)
     np.testing.assert_array_equal(result, store_through_a_one_tuple(a.copy(), b))
     assert parfors == 1
+
+
+def product_into_wider(a, b, out):
+    out[::-1] = b * a
+    return out
+
+
+def product_compared(a, b, out):
+    out[1:] = (a[1:] * b[1:]) // (b[1:] | 1) - a[1:]
+    return out
+
+
+@pytest.mark.parametrize("function", [product_into_wider, product_compared])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32"])
+def test_a_narrow_expression_wraps_before_a_store_into_a_wider_view(function, dtype, cost_model):
+    """Numba's array expression of int8 arrays is int8: computed on int64
+    scalars, then wrapped, before the store makes it int64 (the fused loop
+    stored the unwrapped int64 value: 234 for NumPy's -22)."""
+    rng = np.random.default_rng(13)
+    a, b = (rng.integers(0, 120, (5, 40)).astype(dtype) * 37 for _ in range(2))
+    out = np.zeros((5, 40), np.int64)
+    expected = numba.njit(function)(a, b, out.copy())
+    result, parfors, _ = run(function, "context", a, b, out)
+    np.testing.assert_array_equal(result, expected)
+    assert parfors >= 1

@@ -116,12 +116,16 @@ def _render(tree: Tree, leaf: list[str], ufuncs: dict) -> str:
 
 
 @functools.cache
-def _fused_store(view_ndim: int, ranks: tuple, tree: Tree, broadcasts: bool):
+def _fused_store(view_ndim: int, ranks: tuple, tree: Tree, broadcasts: bool,
+                 dtype: types.Type):
     """The function storing ``tree`` of leaves of ``ranks`` (None: a scalar)
-    into a view of ``view_ndim`` dimensions as one loop. Leaves of other
-    extents than the view's raise ``ValueError`` (as Numba's slice
-    assignments of slices alone require), or where the store ``broadcasts``
-    (an integer in its index) make the value whole, then broadcast it."""
+    into a view of ``view_ndim`` dimensions as one loop, each element made
+    the expression's ``dtype`` first, as Numba's array expression makes it
+    (``int8 * int8`` is computed on int64 scalars, then wraps to int8, before
+    a store into an int64 view). Leaves of other extents than the view's
+    raise ``ValueError`` (as Numba's slice assignments of slices alone
+    require), or where the store ``broadcasts`` (an integer in its index)
+    make the value whole, then broadcast it."""
     loop, at = parallel_loop(view_ndim, "shape")
     names = [f"x{k}" for k in range(len(ranks))]
     elements, extents = [], []
@@ -134,7 +138,8 @@ def _fused_store(view_ndim: int, ranks: tuple, tree: Tree, broadcasts: bool):
                         f"{name}[{', '.join(at.format(d + offset) for d in range(rank))}]")
         extents += [(f"{name}.shape[{d}]", f"shape[{d + offset}]") for d in range(rank)]
     ufuncs: dict = {}
-    fused_loop = _FUSED_LOOP.format(loop=loop, element=_render(tree, elements, ufuncs))
+    fused_loop = _FUSED_LOOP.format(
+        loop=loop, element=f"expression_dtype({_render(tree, elements, ufuncs)})")
     checks = ""
     if broadcasts and extents:
         store = STORE.format(loop=loop, source="value",
@@ -150,7 +155,8 @@ def _fused_store(view_ndim: int, ranks: tuple, tree: Tree, broadcasts: bool):
                          for length, extent in extents)
         store = fused_loop
     source = _FUSED_STORE.format(leaves=", ".join(names), checks=checks, store=store)
-    namespace = {**_GLOBALS, **{name: ufunc for ufunc, name in ufuncs.items()}}
+    namespace = {**_GLOBALS, **{name: ufunc for ufunc, name in ufuncs.items()},
+                 "expression_dtype": dtype}
     # compiled under this file's name: Numba's locations in it are library code's
     exec(compile(source, __file__, "exec"), namespace)
     return namespace["fused_store"]
@@ -442,7 +448,8 @@ def _fuse(state, block: ir.Block, i: int, stmt: ir.SetItem | ir.StaticSetItem,
         block = next(b for b in state.func_ir.blocks.values() if any(s is call for s in b.body))
     inline_closure_call(state.func_ir, _GLOBALS, block,
                         next(k for k, s in enumerate(block.body) if s is call),
-                        _fused_store(ndim, ranks, expression, broadcasts), typingctx,
+                        _fused_store(ndim, ranks, expression, broadcasts, value_type.dtype),
+                        typingctx,
                         state.targetctx, tuple(typemap[v.name] for v in call.value.args),
                         typemap, state.calltypes, work_list)
     return True
