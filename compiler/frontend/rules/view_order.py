@@ -89,7 +89,15 @@ def _all_of(t: Translation, view: ir.Var) -> ir.Var:
     if isinstance(made, ir.Expr) and made.op in ("getitem", "static_getitem") \
             and is_whole_index(made.index, t.definition, t.typemap):
         return _all_of(t, made.value)
+    if _is_broadcast(t, made):  # its value's elements, a length of 1 read again
+        return _all_of(t, made.args[0])
     return view
+
+
+def _is_broadcast(t: Translation, made: object) -> bool:
+    """Whether ``made`` is ``broadcast_view(value, view)`` (slice_assignments)."""
+    return isinstance(made, ir.Expr) and made.op == "call" and getattr(
+        t.typemap[made.func.name], "typing_key", None) is broadcast_view
 
 
 def walk_backwards(t: Translation, overlaps: list[tuple[ir.Stmt | ir.Expr, ir.Var, ir.Var]],
@@ -127,8 +135,7 @@ def _view_axes(t: Translation, var: ir.Var, depth: int = 0) -> tuple[tuple[int, 
     definition = t.definition(var)
     if isinstance(definition, ir.Var):
         return _view_axes(t, definition, depth + 1)
-    if isinstance(definition, ir.Expr) and definition.op == "call" and getattr(
-            t.typemap[definition.func.name], "typing_key", None) is broadcast_view:
+    if _is_broadcast(t, definition):
         # its value's axes: a dimension of one element read at 0 is read
         # alike whichever way the loop walks
         return _view_axes(t, definition.args[0], depth + 1)
