@@ -4,7 +4,8 @@ context and by Numba on the CPU, results compared with a dtype-aware tolerance.
 A program is Python source (an array expression, a whole-array or prange
 reduction, or a prange body with a branch) plus inputs of random shapes,
 dtypes and strided views. ``python tests/fuzz_programs.py [--examples N]
-[--seed S]`` runs it on demand (random seeds unless ``--seed`` is given);
+[--seed S]`` runs it on demand: the same (derandomized) programs each run
+unless ``--seed`` is given, which draws them from that seed;
 tests/test_fuzz.py runs a bounded, derandomized session in a subprocess, so
 that a crash fails a test instead of ending pytest. Each program is printed
 before it runs, so the last one printed is the one that crashed.
