@@ -369,3 +369,30 @@ def test_last_assignment_next_to_a_reduction(hash_seed):
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "(498501, 499.0)"
+
+
+@pytest.mark.parametrize("reduce, error", [
+    (lambda a: np.amax(a), "reduction operation maximum"),
+    (lambda a: a.min(), "reduction operation minimum"),
+    (lambda a: np.argmin(a), "argmin of an empty sequence"),
+    (lambda a: a.argmax(), "argmax of an empty sequence"),
+], ids=["amax", "min", "argmin", "argmax"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float64])
+def test_extremes_of_an_array_of_no_element_raise_as_numpy(reduce, error, dtype):
+    """Numba's parallel loops checked the length of the first axis only:
+    np.amax of an int32 array of shape (3, 0) gave -2147483648, np.argmin 0."""
+    f = xpuc.jit(reduce)
+    for shape in [(3, 0), (2, 3, 0), (0, 4)]:
+        with pytest.raises(ValueError, match=error), xpuc.device_context(DEVICE):
+            f(np.zeros(shape, dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.float32])
+def test_mean_of_an_array_of_no_element_is_nan(dtype):
+    """Numba's parallel np.mean divided by the size as Python does and raised
+    ZeroDivisionError, where NumPy and Numba's serial np.mean give NaN."""
+    f = xpuc.jit(lambda a: a.mean())
+    for shape in [(0,), (3, 0)]:
+        with xpuc.device_context(DEVICE):
+            assert np.isnan(f(np.zeros(shape, dtype)))
+    assert offload(f, np.arange(6, dtype=dtype).reshape(2, 3)) == 2.5

@@ -42,6 +42,7 @@ from numba.core.extending import overload, overload_method, register_jitable
 from numba.core.typed_passes import InlineOverloads
 from numba.core.typing.npydecl import parse_dtype
 from numba.np import numpy_support
+from numba.parfors import parfor as parfor_module
 from numba.parfors.array_analysis import ArrayAnalysis
 
 from .inplace_operators import prange_body_labels
@@ -656,11 +657,15 @@ def _nan_propagating(numba_impl, sign: float):
     """The parallel implementation of an array's min (``sign`` 1) or max
     (``sign`` -1: the minimum of the negated elements, negated) that the
     parfor pass inlines: for a float array, NaN where an element is NaN;
-    Numba's ``numba_impl`` for others. (What the loop calls it reaches
-    through globals: the parfor pass's diagnostics fail on a call of a
+    for integers ``_integer_extreme``; Numba's ``numba_impl`` for others.
+    (What the loop calls it reaches through globals: the parfor pass's diagnostics fail on a call of a
     closure variable.)"""
     def implementation(return_type, arg):
-        if arg.ndim == 0 or not isinstance(arg.dtype, types.Float):
+        if arg.ndim == 0:
+            return numba_impl(return_type, arg)
+        if isinstance(arg.dtype, types.Integer):
+            return _integer_extreme(arg, sign)
+        if not isinstance(arg.dtype, types.Float):
             return numba_impl(return_type, arg)
         nan, largest, direction = np.array([np.nan, np.inf, sign],
                                            numpy_support.as_dtype(arg.dtype))
@@ -684,5 +689,104 @@ def _nan_propagating(numba_impl, sign: float):
     return implementation
 
 
+def _integer_extreme(arg: types.Array, sign: float):
+    """The minimum (``sign`` 1) or maximum of an array of integers, NumPy's
+    error where it has no element (Numba's checks the length of the first
+    axis only: of an array of shape (3, 0) it returned the type's largest or
+    smallest value)."""
+    dtype = numpy_support.as_dtype(arg.dtype)
+    limits = np.iinfo(dtype)
+    if sign > 0:
+        largest = dtype.type(limits.max)
+
+        def minimum(in_arr):
+            numba.parfors.parfor.min_checker(in_arr.size)
+            numba.parfors.parfor.init_prange()
+            value = largest
+            for i in numba.pndindex(in_arr.shape):
+                value = min(value, in_arr[i])
+            return value
+
+        return minimum
+    smallest = dtype.type(limits.min)
+
+    def maximum(in_arr):
+        numba.parfors.parfor.max_checker(in_arr.size)
+        numba.parfors.parfor.init_prange()
+        value = smallest
+        for i in numba.pndindex(in_arr.shape):
+            value = max(value, in_arr[i])
+        return value
+
+    return maximum
+
+
 min_parallel_impl = _nan_propagating(numba.parfors.parfor.min_parallel_impl, 1.0)
 max_parallel_impl = _nan_propagating(numba.parfors.parfor.max_parallel_impl, -1.0)
+
+
+# ---- Numba's parallel np.argmin / np.argmax and np.mean of empty arrays --------------
+# Numba's parallel np.argmin checks the length of the first axis only: of an
+# array of shape (3, 0) it returned 0, where NumPy raises; its np.mean divides
+# by the size as Python does, raising ZeroDivisionError where NumPy (and
+# Numba's serial np.mean) return NaN.
+
+def _arg_extreme(smallest: bool):
+    """The parallel implementation of ``np.argmin`` (``smallest``) or
+    ``np.argmax`` of numbers, raising NumPy's error for an array of no
+    element; Numba's for others."""
+    numba_impl = parfor_module.swap_functions_map["argmin" if smallest else "argmax", "numpy"]
+
+    def implementation(return_type, arg):
+        if not isinstance(arg.dtype, (types.Integer, types.Float)):
+            return numba_impl(return_type, arg)
+        dtype = numpy_support.as_dtype(arg.dtype)
+        if dtype.kind == "f":
+            start = dtype.type(np.inf if smallest else -np.inf)
+        else:
+            start = dtype.type(np.iinfo(dtype).max if smallest else np.iinfo(dtype).min)
+        if smallest:
+            def argmin(in_arr):
+                numba.parfors.parfor.argmin_checker(in_arr.size)
+                numba.parfors.parfor.init_prange()
+                flat = in_arr.ravel()
+                ival = numba.core.typing.builtins.IndexValue(0, start)
+                for i in numba.parfors.parfor.internal_prange(len(flat)):
+                    ival = min(ival, numba.core.typing.builtins.IndexValue(i, flat[i]))
+                return ival.index
+
+            return argmin
+
+        def argmax(in_arr):
+            numba.parfors.parfor.argmax_checker(in_arr.size)
+            numba.parfors.parfor.init_prange()
+            flat = in_arr.ravel()
+            ival = numba.core.typing.builtins.IndexValue(0, start)
+            for i in numba.parfors.parfor.internal_prange(len(flat)):
+                ival = max(ival, numba.core.typing.builtins.IndexValue(i, flat[i]))
+            return ival.index
+
+        return argmax
+
+    return implementation
+
+
+argmin_parallel_impl = _arg_extreme(True)
+argmax_parallel_impl = _arg_extreme(False)
+
+
+def mean_parallel_impl(return_type, arg):
+    """Numba's parallel ``np.mean``, NaN for an array of no element."""
+    if arg.ndim == 0:
+        return parfor_module.mean_parallel_impl(return_type, arg)
+    zero = return_type(0)
+    nan = return_type(np.nan)
+
+    def mean(in_arr):
+        numba.parfors.parfor.init_prange()
+        total = zero
+        for i in numba.pndindex(in_arr.shape):
+            total += in_arr[i]
+        return total / in_arr.size if in_arr.size else nan
+
+    return mean

@@ -46,8 +46,11 @@ from .inplace_operators import InplaceArrayOperators
 from .kernel_api_calls import KernelApiLaunch, RewriteKernelApi
 from .numpy_functions import (
     InlineOverloadsOutsideBodies,
+    argmax_parallel_impl,
+    argmin_parallel_impl,
     checked_dot_parallel_impl,
     max_parallel_impl,
+    mean_parallel_impl,
     min_parallel_impl,
 )
 from .prange_steps import UnitStepPranges
@@ -100,7 +103,10 @@ class NativeOffloadLowering(NativeParforLowering):
 PARALLEL_REPLACEMENTS = {**parfor.swap_functions_map,
                          ("dot", "numpy"): checked_dot_parallel_impl,
                          ("min", "numpy"): min_parallel_impl, ("amin", "numpy"): min_parallel_impl,
-                         ("max", "numpy"): max_parallel_impl, ("amax", "numpy"): max_parallel_impl}
+                         ("max", "numpy"): max_parallel_impl, ("amax", "numpy"): max_parallel_impl,
+                         ("argmin", "numpy"): argmin_parallel_impl,
+                         ("argmax", "numpy"): argmax_parallel_impl,
+                         ("mean", "numpy"): mean_parallel_impl}
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
