@@ -658,8 +658,8 @@ def _nan_propagating(numba_impl, sign: float):
     (``sign`` -1: the minimum of the negated elements, negated) that the
     parfor pass inlines: for a float array, NaN where an element is NaN;
     for integers ``_integer_extreme``; Numba's ``numba_impl`` for others.
-    (What the loop calls it reaches through globals: the parfor pass's diagnostics fail on a call of a
-    closure variable.)"""
+    (What the loop calls it reaches through globals: the parfor pass's
+    diagnostics fail on a call of a closure variable.)"""
     def implementation(return_type, arg):
         if arg.ndim == 0:
             return numba_impl(return_type, arg)
