@@ -816,6 +816,113 @@ def run_float32(program: Float32Program, directory: Path) -> None:
                            f"NumPy float32 {single[bad][:5]}, float64 {double[bad][:5]}")
 
 
+# ---- library: NumPy functions offloaded on USM arrays ---------------------------
+#
+# A program returns one NumPy function of an array ``a`` (and ``b`` of its
+# shape): a reduction of the whole array or along an axis (a constant, maybe
+# negative; the method forms too), np.argmin / np.argmax, np.where, np.clip,
+# ufuncs that meet NaN (np.minimum, np.fmax), or a product. Arrays are 1-D or
+# 2-D, maybe empty or of extent 1, with NaNs among floats. The reference is
+# Numba on the CPU, or NumPy where Numba has no form of the call (an axis);
+# xpuc runs it on dpnp arrays (USM "device" and "shared") and on NumPy arrays
+# in a device context. Both may refuse alike (an error of the same class),
+# and xpuc may refuse alone with an UnsupportedError naming the line.
+
+_LIBRARY_WHOLE = ("np.sum(a)", "a.sum()", "np.prod(a)", "np.max(a)", "np.min(a)", "a.max()",
+                  "np.amin(a)", "np.mean(a)", "a.mean()", "np.argmin(a)", "np.argmax(a)",
+                  "a.argmin()", "a.argmax()")
+_LIBRARY_AXIS = ("np.sum(a, axis={})", "a.sum(axis={})", "a.sum({})", "np.prod(a, axis={})",
+                 "np.max(a, axis={})", "a.min(axis={})", "np.mean(a, axis={})", "a.mean({})")
+_LIBRARY_ELEMENTWISE = ("np.where(a > b, a, b)", "np.where(a > 0, a, b)",
+                        "np.clip(a, -1, 2)", "np.clip(a, b, 3)", "np.minimum(a, b)",
+                        "np.maximum(a, b)", "np.fmin(a, b)", "np.fmax(a, b)", "np.sign(a)",
+                        "np.abs(a) + b", "(a > b) & (b < 1)")
+
+
+@dataclass
+class LibraryProgram:
+    source: str
+    a: np.ndarray
+    b: np.ndarray
+
+    def __str__(self) -> str:
+        return (f"{self.source}# a: {self.a.dtype} {self.a.shape} "
+                f"{np.array2string(self.a, threshold=12)}, b: {self.b.dtype}")
+
+
+@st.composite
+def library_programs(draw: st.DrawFn) -> LibraryProgram:
+    dtype = draw(st.sampled_from(("float64", "float32", "int32", "int64", "uint8", "int8")))
+    shape = draw(st.tuples(st.integers(0, 9) | st.just(70))
+                 | st.tuples(st.integers(0, 5), st.integers(0, 6) | st.just(65)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a, b = (rng.integers(0 if dtype == "uint8" else -4, 5, shape).astype(dtype)
+            for _ in range(2))
+    if dtype.startswith("float") and a.size and draw(st.booleans()):
+        a.flat[draw(st.integers(0, a.size - 1))] = np.nan
+    forms = [st.sampled_from(_LIBRARY_WHOLE), st.sampled_from(_LIBRARY_ELEMENTWISE)]
+    if a.ndim == 2:
+        forms.append(st.tuples(st.sampled_from(_LIBRARY_AXIS), st.sampled_from((0, 1, -1, -2)))
+                     .map(lambda t: t[0].format(t[1])))
+        forms.append(st.just("a @ b.T"))
+    call = draw(st.one_of(forms))
+    return LibraryProgram(f"def kernel(a, b):\n    return {call}\n", a, b)
+
+
+def _outcome(call) -> object:
+    """What ``call()`` returned (NumPy arrays for USM ones), or the class of
+    the exception it raised."""
+    import dpnp
+
+    try:
+        result = call()
+    except Exception as error:  # compared by class
+        return type(error)
+    return dpnp.asnumpy(result) if isinstance(result, dpnp.ndarray) else result
+
+
+def run_library(program: LibraryProgram, directory: Path) -> None:
+    """Run ``program`` by Numba (NumPy where Numba has no form of the call)
+    and by xpuc on dpnp and NumPy arrays; results agree in value and, for
+    arrays, dtype, or both raise alike."""
+    import dpnp
+
+    kernel = load(program.source, directory)
+    expected = _outcome(lambda: numba.njit(kernel)(program.a.copy(), program.b.copy()))
+    # Numba has no form of the call: neither has xpuc on NumPy arrays
+    numba_lacks_it = expected is numba.core.errors.TypingError
+    if numba_lacks_it:
+        with np.errstate(all="ignore"):
+            expected = _outcome(lambda: kernel(program.a.copy(), program.b.copy()))
+    function = xpuc.jit(kernel)
+
+    def in_context() -> object:
+        with environment_variable(HOST_PARFOR_MAX, "0"), xpuc.device_context(DEVICE):
+            return function(program.a.copy(), program.b.copy())
+
+    runs = {"numpy in a context": in_context}
+    for usm_type in ("device", "shared"):
+        runs[usm_type] = functools.partial(
+            lambda usm_type: function(*(dpnp.asarray(v, device=DEVICE, usm_type=usm_type)
+                                        for v in (program.a, program.b))), usm_type)
+    for name, call in runs.items():
+        actual = _outcome(call)
+        if actual is xpuc.UnsupportedError or (
+                numba_lacks_it and actual is numba.core.errors.TypingError):
+            continue  # a refusal (rule 9); its message is test_refusals' business
+        if isinstance(expected, type) or isinstance(actual, type):
+            assert actual is expected, f"{name}: xpuc gives {actual!r}, the reference {expected!r}"
+            continue
+        if np.ndim(expected):
+            assert np.asarray(actual).dtype == np.asarray(expected).dtype, \
+                f"{name}: dtype {np.asarray(actual).dtype}, the reference's {expected.dtype}"
+        eps = np.finfo(np.float32).eps if "float32" in str(program.a.dtype) else 1e-12
+        np.testing.assert_allclose(np.asarray(actual, dtype=np.float64),
+                                   np.asarray(expected, dtype=np.float64), equal_nan=True,
+                                   rtol=64 * eps, atol=64 * eps * max(1, program.a.size),
+                                   err_msg=name)
+
+
 PROGRAMS = {
     "elementwise": elementwise_programs(),
     "reduction": reduction_programs(),
@@ -823,8 +930,9 @@ PROGRAMS = {
     "aliasing": aliasing_programs(),
     "float32": float32_programs(),
     "loops": loop_programs(),
+    "library": library_programs(),
 }
-CHECKS = {"aliasing": run_aliasing, "float32": run_float32}
+CHECKS = {"aliasing": run_aliasing, "float32": run_float32, "library": run_library}
 
 
 def fuzz(kind: str, examples: int, seed: int | None, directory: Path,
