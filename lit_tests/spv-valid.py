@@ -1,5 +1,6 @@
 # The written binary is valid OpenCL SPIR-V, and disassembles to one kernel
-# entry point (no fixed local size), using OpenCL.std instructions only.
+# entry point (no fixed local size, contraction off), using OpenCL.std
+# instructions only.
 # REQUIRES: spirv-tools
 # RUN: rm -rf %t
 # RUN: %xpuc compile %s --emit spv -o %t
@@ -23,6 +24,7 @@ def waves(x, out):
 # CHECK-DAG: %[[STD:[0-9a-zA-Z_]+]] = OpExtInstImport "OpenCL.std"
 # CHECK: OpMemoryModel Physical64 OpenCL
 # CHECK-NEXT: OpEntryPoint Kernel %[[K:[0-9a-zA-Z_]+]] "waves_parfor0_kernel"
+# CHECK-NEXT: OpExecutionMode %[[K]] ContractionOff
 # CHECK-NOT: OpExecutionMode
 # CHECK: OpExtInst %float %[[STD]] sin
 # CHECK: OpExtInst %float %[[STD]] exp
