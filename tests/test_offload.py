@@ -462,6 +462,22 @@ def test_integer_division_by_zero_gives_zero_like_numpy():
         np.testing.assert_array_equal(result, a // b + a % b)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("divisor", [3, -3, 7, -2, -1, 1, 0])
+def test_integer_remainders_of_the_extremes(dtype, divisor):
+    """``%`` as Python takes it (Numba's answer) and ``np.fmod`` as C does
+    (NumPy's: Numba's own fmod of integers is wrong), for the smallest and
+    largest integers too: the smallest has no magnitude of its type, which
+    the kernels' remainder once took (``-2**63 % 3`` came out as 2, not 1)."""
+    info = np.iinfo(dtype)
+    a = np.array([info.min, info.min + 1, -7, 7, 0, info.max], dtype=dtype)
+    d = np.full_like(a, divisor)
+    remainder, fmod = offload(xpuc.jit(lambda a, d: (a % d, np.fmod(a, d))), a, d)
+    np.testing.assert_array_equal(remainder, numba.njit(lambda a, d: a % d)(a, d))
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(fmod, np.fmod(a, d))
+
+
 @pytest.mark.usefixtures("copying_host_arrays")
 def test_one_array_passed_several_times_is_copied_in_once():
     a = data(1000, np.float64)

@@ -149,6 +149,21 @@ def _floordiv(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     return _int_division(b, "arith.floordivsi" if lhs.type.is_signed else "arith.divui", lhs, rhs)
 
 
+def _signed_remainder(b: Builder, lhs: Value, rhs: Value) -> Value:
+    """C's ``lhs % rhs`` (the sign of ``lhs``) on signed integers, 0 for a zero
+    divisor as in NumPy. Not ``arith.remsi``: its SPIR-V lowering divides the
+    magnitudes, and the smallest integer has none (the CPU's compiler gave
+    ``-2**63 % 3`` as 2); ``lhs - (lhs / rhs) * rhs`` is exact for all but a
+    divisor of -1, whose remainder is 0, and whose quotient would overflow."""
+    zero, one = b.constant(0, rhs.type), b.constant(1, rhs.type)
+    exact = binary(b, "arith.ori", compare(b, "eq", rhs, zero),
+                   compare(b, "eq", rhs, b.constant(-1, rhs.type)))
+    divisor = select(b, exact, one, rhs)
+    quotient = binary(b, "arith.divsi", lhs, divisor)
+    remainder = binary(b, "arith.subi", lhs, binary(b, "arith.muli", quotient, divisor))
+    return select(b, exact, zero, remainder)
+
+
 @rule(operator.mod, operator.imod, np.remainder)
 def _mod(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     lhs, rhs = args
@@ -157,7 +172,7 @@ def _mod(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     if not lhs.type.is_signed:
         return _int_division(b, "arith.remui", lhs, rhs)
     # Python's remainder takes the divisor's sign
-    rem = _int_division(b, "arith.remsi", lhs, rhs)
+    rem = _signed_remainder(b, lhs, rhs)
     zero = b.constant(0, lhs.type)
     signs_differ = binary(
         b, "arith.xori", compare(b, "lt", rem, zero), compare(b, "lt", rhs, zero)
@@ -171,7 +186,9 @@ def _fmod(b: Builder, args: Sequence[Value], result: ScalarType) -> Value:
     lhs, rhs = args
     if lhs.type.is_float:
         return binary(b, "arith.remf", lhs, rhs)
-    return _int_division(b, "arith.remsi" if lhs.type.is_signed else "arith.remui", lhs, rhs)
+    if lhs.type.is_signed:
+        return _signed_remainder(b, lhs, rhs)
+    return _int_division(b, "arith.remui", lhs, rhs)
 
 
 def _integer_power(b: Builder, base: Value, exponent: Value) -> Value:
