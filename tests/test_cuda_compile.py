@@ -473,3 +473,49 @@ def test_fastmath_contracts_multiply_adds(tmp_path, capsys, options, fused):
     ptx = capsys.readouterr().out
     assert ("fma.rn.f64" in ptx) == fused
     assert ("mul.rn.f64" in ptx) == (not fused)
+
+
+ROW_LOOPS_SOURCE = '''
+import math
+
+from numba import prange
+
+import xpuc
+
+
+@xpuc.jit("void({t}[:, ::1], {t}[:, ::1])")
+def pairwise(points, out):
+    for i in prange(points.shape[0]):
+        for j in range(points.shape[0]):
+            total = 0.0
+            for k in range(points.shape[1]):
+                d = points[i, k] - points[j, k]
+                total += d * d
+            out[i, j] = math.sqrt(total)
+
+
+@xpuc.jit("void({t}[:, ::1], {t}[:, ::1])")
+def running_sums(a, out):
+    for i in prange(a.shape[0]):
+        total = 0.0
+        for k in range(a.shape[1]):
+            total += a[i, k]
+            out[i, k] = total
+'''
+
+
+@pytest.mark.parametrize(("dtype", "vector_load"), [("float32", "ld.global.v4.b32"),
+                                                    ("float64", "ld.global.v2.b64")])
+def test_row_loops_load_sixteen_bytes_at_a_time(tmp_path, capsys, dtype, vector_load):
+    """A loop that only reads rows (pairwise distances' ``k`` loop) loads
+    sixteen bytes of each row at once where the rows are aligned (and one
+    element at a time for the rest); one that stores as it goes keeps its
+    loads in order with its stores."""
+    path = tmp_path / "rows.py"
+    path.write_text(ROW_LOOPS_SOURCE.format(t=dtype))
+    assert cli.main(["compile", str(path), "--arch", "sm_90", "--emit", "ptx"]) == 0
+    kernels = dict(re.findall(r"\.entry (\w+)_parfor0_kernel\((.*?)\n}", capsys.readouterr().out,
+                              re.DOTALL))
+    assert kernels["pairwise"].count(vector_load) == 2
+    assert re.search(r"ld\.global\.b(32|64)", kernels["pairwise"])  # the rest of each row
+    assert "ld.global.v" not in kernels["running_sums"]

@@ -319,6 +319,25 @@ def test_an_independent_inner_loop_runs_a_thread_per_pair(cp, n, dtype):
 
 
 @cuda
+@pytest.mark.parametrize("columns", [16, 15, 17, 3, 1, 0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_rows_read_sixteen_bytes_at_a_time_sum_in_order(cp, columns, dtype, offset):
+    """The ``k`` loop of pairwise distances loads sixteen bytes of each
+    aligned row at once (passes/wide_loads.py) and the rest one element at a
+    time: rows of 16 columns are all aligned, of 15 and 17 a few, rows that
+    start one element into their memory none; each sum is formed in the same
+    order as Numba's, hence the same bits."""
+    flat = np.random.default_rng(columns).random(70 * columns + offset).astype(dtype)
+    points = flat[offset:].reshape(70, columns)
+    out = cp.zeros((70, 70), dtype)
+    _pairwise(cp.asarray(flat)[offset:].reshape(70, columns), out)
+    expected = np.zeros((70, 70), dtype)
+    numba.njit(_pairwise.py_func)(points, expected)
+    np.testing.assert_array_equal(cp.asnumpy(out), expected)
+
+
+@cuda
 @pytest.mark.parametrize("shape", [(1, 1), (33, 47), (120, 181), (1, 300), (300, 1)])
 def test_mandelbrot_runs_a_thread_per_pixel(cp, shape):
     rows, cols = shape

@@ -338,12 +338,13 @@ def _lower_to_nvvm(module: ir.Module, target: Target) -> None:
     """The nvvm stage of parfor and explicit kernels alike, once their launch
     is settled (and the plan read: the rewrites here add casts to the host
     code, which it does not read)."""
-    from . import carried_products, contiguous_x, nvvm_rewrites, spirv_to_nvvm
+    from . import carried_products, contiguous_x, nvvm_rewrites, spirv_to_nvvm, wide_loads
     float_support.check_float_support(module, target)
     if target.fast_math:
         fast_math.stamp(module, target.fast_math)
     contiguous_x.mark_contiguous_x(module)
     carried_products.carry_products(module)
+    wide_loads.widen_row_loads(module)
     nvvm_rewrites.private_arrays_in_default_memory(module)
     spirv_to_nvvm.spirv_ops_to_llvm(module)
     nvvm_rewrites.native_float_adds(module)
