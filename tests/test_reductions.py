@@ -387,12 +387,14 @@ def test_extremes_of_an_array_of_no_element_raise_as_numpy(reduce, error, dtype)
             f(np.zeros(shape, dtype))
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.float32])
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.float32, np.complex128])
 def test_mean_of_an_array_of_no_element_is_nan(dtype):
     """Numba's parallel np.mean divided by the size as Python does and raised
-    ZeroDivisionError, where NumPy and Numba's serial np.mean give NaN."""
+    ZeroDivisionError, where NumPy and Numba's serial np.mean give NaN (in
+    both parts of a complex number)."""
     f = xpuc.jit(lambda a: a.mean())
     for shape in [(0,), (3, 0)]:
         with xpuc.device_context(DEVICE):
-            assert np.isnan(f(np.zeros(shape, dtype)))
+            mean = f(np.zeros(shape, dtype))
+        assert np.isnan(mean.real) and np.isnan(mean.imag) == np.iscomplexobj(mean)
     assert offload(f, np.arange(6, dtype=dtype).reshape(2, 3)) == 2.5

@@ -776,11 +776,13 @@ argmax_parallel_impl = _arg_extreme(False)
 
 
 def mean_parallel_impl(return_type, arg):
-    """Numba's parallel ``np.mean``, NaN for an array of no element."""
+    """Numba's parallel ``np.mean``, NaN for an array of no element (NaN in
+    both parts for complex numbers, as NumPy's 0 / 0)."""
     if arg.ndim == 0:
         return parfor_module.mean_parallel_impl(return_type, arg)
     zero = return_type(0)
-    nan = return_type(np.nan)
+    nan = return_type(complex(np.nan, np.nan) if isinstance(return_type, types.Complex)
+                      else np.nan)
 
     def mean(in_arr):
         numba.parfors.parfor.init_prange()
