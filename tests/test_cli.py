@@ -161,19 +161,19 @@ def bad(a):
 def test_unsupported_parfor_is_reported_at_its_line(tmp_path):
     path = module(tmp_path, """\
 import numba
+import numpy as np
+
 import xpuc
 
 
-@xpuc.jit("boolean(float64[::1])")
-def any_positive(a):
-    found = False
+@xpuc.jit("void(complex128[::1], complex128[::1])")
+def sines(a, out):
     for i in numba.prange(a.shape[0]):
-        found = max(found, a[i] > 0)
-    return found
+        out[i] = np.sin(a[i])
 """)
     result = xpuc("compile", path)
     assert_fails_cleanly(
-        result, f"{path}:{line_of(path, 'for i')}: reduction into found of type bool")
+        result, f"{path}:{line_of(path, 'out[i] =')}: call to numpy.sin on complex numbers")
 
 
 def test_exception_while_loading_is_reported_at_its_line(tmp_path):

@@ -21,21 +21,6 @@ def _line_of(fn, text):
     return first + next(i for i, line in enumerate(lines) if text in line)
 
 
-def test_bool_reduction_is_refused_with_its_line():
-    @xpuc.jit
-    def any_positive(a):
-        found = False
-        for i in numba.prange(a.shape[0]):
-            found = max(found, a[i] > 0)
-        return found
-
-    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
-        any_positive(np.ones(10))
-    message = str(info.value)
-    assert "reduction into found of type bool" in message
-    assert f"{__file__}:{_line_of(any_positive, 'for i in')}" in message
-
-
 def test_unsupported_callee_is_named():
     @xpuc.jit
     def gamma(a, out):
@@ -150,16 +135,6 @@ def test_slice_with_a_variable_step_is_refused():
     assert f"{__file__}:{_line_of(every, 'out[i] =')}" in str(info.value)
 
 
-
-
-def test_argmin_of_bools_is_refused():
-    @xpuc.jit
-    def first_false(a):
-        return np.argmin(a)
-
-    with xpuc.device_context(DEVICE), pytest.raises(xpuc.UnsupportedError) as info:
-        first_false(np.ones(10, np.bool_))
-    assert "of type IndexValueType(bool)" in str(info.value)
 
 
 def test_complex_operation_without_a_rule_is_refused():

@@ -377,7 +377,7 @@ def test_last_assignment_next_to_a_reduction(hash_seed):
     (lambda a: np.argmin(a), "argmin of an empty sequence"),
     (lambda a: a.argmax(), "argmax of an empty sequence"),
 ], ids=["amax", "min", "argmin", "argmax"])
-@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float64])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float64, np.bool_])
 def test_extremes_of_an_array_of_no_element_raise_as_numpy(reduce, error, dtype):
     """Numba's parallel loops checked the length of the first axis only:
     np.amax of an int32 array of shape (3, 0) gave -2147483648, np.argmin 0."""
@@ -398,3 +398,70 @@ def test_mean_of_an_array_of_no_element_is_nan(dtype):
             mean = f(np.zeros(shape, dtype))
         assert np.isnan(mean.real) and np.isnan(mean.imag) == np.iscomplexobj(mean)
     assert offload(f, np.arange(6, dtype=dtype).reshape(2, 3)) == 2.5
+
+
+def _any_positive(a, found):
+    for i in numba.prange(a.shape[0]):
+        found = max(found, a[i] > 0)
+    return found
+
+
+def _all_positive(a, every):
+    for i in numba.prange(a.shape[0]):
+        every = min(every, a[i] > 0)
+    return every
+
+
+def _last_is_positive(a, positive):
+    for i in numba.prange(a.shape[0]):
+        positive = a[i] > 0
+    return positive
+
+
+def _last_doubled(a, doubled):
+    for i in numba.prange(a.shape[0]):
+        doubled = a[i] * 2.0
+    return doubled
+
+
+def _signs(n: int) -> list[np.ndarray]:
+    return [-np.ones(n), np.ones(n), np.r_[-np.ones(n - 1), 1.0], np.r_[np.ones(n - 1), -1.0]]
+
+
+@pytest.mark.parametrize("fn", [_any_positive, _all_positive, _last_is_positive, _last_doubled])
+@pytest.mark.parametrize("n", [1, 7, 1000, 100_003])
+@pytest.mark.parametrize("cost_model", [False, True], ids=["device", "cost-model"])
+def test_bool_reductions_and_last_values_are_pythons(fn, n, cost_model, monkeypatch):
+    """A bool reduction variable (max: any, min: all) is carried as a byte
+    (it was refused); a variable assigned in the loop and read after it
+    has its last value, on the host too: with the cost model on (the
+    device's threshold) the small loops run there, where the value before
+    the loop came back."""
+    if cost_model:
+        monkeypatch.delenv("XPUC_HOST_PARFOR_MAX")
+    serial = numba.njit(fn)
+    for a in _signs(n):
+        for start in (False, True):
+            with xpuc.device_context(DEVICE):
+                got = xpuc.jit(fn)(a, start)
+            expected = serial(a, start)
+            assert got == expected and type(got) is type(expected), (a, start)
+
+
+@pytest.mark.parametrize("reduce", [lambda b: np.min(b), lambda b: np.max(b),
+                                    lambda b: np.argmin(b), lambda b: np.argmax(b),
+                                    lambda b: b.max(), lambda b: b.argmin()],
+                         ids=["min", "max", "argmin", "argmax", "method-max", "method-argmin"])
+@pytest.mark.parametrize("shape", [(1,), (1000,), (100_003,), (300, 7)])
+def test_extremes_of_bools_are_numpys(reduce, shape):
+    """np.min and np.max of bools (all, any) and np.argmin, np.argmax (the
+    first False, the first True): Numba's parallel np.min of bools failed to
+    compile, and their reductions were refused."""
+    f = xpuc.jit(reduce)
+    count = int(np.prod(shape))
+    for values in _signs(count):
+        b = values.reshape(shape) > 0
+        with xpuc.device_context(DEVICE):
+            assert f(b) == reduce(b)
+    if count > 1000:  # past the cost model's host path
+        assert offload(f, b) == reduce(b)

@@ -264,10 +264,13 @@ def _lower_sequentially(lowerer, twin: Parfor, done: llvm.Block) -> None:
 
 
 def _own_variables(blocks: dict[int, ir.Block], twin: Parfor) -> set[str]:
-    """The variables the twin's loops define, but its reduction variables
-    (which the function reads after it) and loop indices (Numba's neither)."""
+    """The variables the twin's loops define, but its reduction variables and
+    those assigned in it and read after it (its races: the function reads
+    their last value; deleted here, it read the value before the loop) and
+    loop indices (Numba's neither)."""
     defined = set().union(*analysis.compute_use_defs(blocks).defmap.values())
-    return defined - set(twin.redvars) - {nest.index_variable.name for nest in twin.loop_nests}
+    return (defined - set(twin.redvars) - twin.races
+            - {nest.index_variable.name for nest in twin.loop_nests})
 
 
 def _insert_dels(blocks: dict[int, ir.Block], variables: set[str]) -> None:

@@ -657,13 +657,14 @@ def _nan_propagating(numba_impl, sign: float):
     """The parallel implementation of an array's min (``sign`` 1) or max
     (``sign`` -1: the minimum of the negated elements, negated) that the
     parfor pass inlines: for a float array, NaN where an element is NaN;
-    for integers ``_integer_extreme``; Numba's ``numba_impl`` for others.
+    for integers and bools ``_integer_extreme``; Numba's ``numba_impl`` for
+    others.
     (What the loop calls it reaches through globals: the parfor pass's
     diagnostics fail on a call of a closure variable.)"""
     def implementation(return_type, arg):
         if arg.ndim == 0:
             return numba_impl(return_type, arg)
-        if isinstance(arg.dtype, types.Integer):
+        if isinstance(arg.dtype, (types.Integer, types.Boolean)):
             return _integer_extreme(arg, sign)
         if not isinstance(arg.dtype, types.Float):
             return numba_impl(return_type, arg)
@@ -689,16 +690,24 @@ def _nan_propagating(numba_impl, sign: float):
     return implementation
 
 
-def _integer_extreme(arg: types.Array, sign: float):
-    """The minimum (``sign`` 1) or maximum of an array of integers, NumPy's
-    error where it has no element (Numba's checks the length of the first
-    axis only: of an array of shape (3, 0) it returned the type's largest or
-    smallest value)."""
-    dtype = numpy_support.as_dtype(arg.dtype)
+def _limits(dtype: np.dtype) -> tuple[object, object]:
+    """The smallest and largest values of an integer, bool or float ``dtype``
+    (the infinities of a float)."""
+    if dtype.kind == "f":
+        return dtype.type(-np.inf), dtype.type(np.inf)
+    if dtype.kind == "b":
+        return dtype.type(False), dtype.type(True)
     limits = np.iinfo(dtype)
-    if sign > 0:
-        largest = dtype.type(limits.max)
+    return dtype.type(limits.min), dtype.type(limits.max)
 
+
+def _integer_extreme(arg: types.Array, sign: float):
+    """The minimum (``sign`` 1) or maximum of an array of integers or bools,
+    NumPy's error where it has no element (Numba's checks the length of the
+    first axis only: of an array of shape (3, 0) it returned the type's
+    largest or smallest value; of bools, it failed to compile)."""
+    smallest, largest = _limits(numpy_support.as_dtype(arg.dtype))
+    if sign > 0:
         def minimum(in_arr):
             numba.parfors.parfor.min_checker(in_arr.size)
             numba.parfors.parfor.init_prange()
@@ -708,7 +717,6 @@ def _integer_extreme(arg: types.Array, sign: float):
             return value
 
         return minimum
-    smallest = dtype.type(limits.min)
 
     def maximum(in_arr):
         numba.parfors.parfor.max_checker(in_arr.size)
@@ -733,18 +741,14 @@ max_parallel_impl = _nan_propagating(numba.parfors.parfor.max_parallel_impl, -1.
 
 def _arg_extreme(smallest: bool):
     """The parallel implementation of ``np.argmin`` (``smallest``) or
-    ``np.argmax`` of numbers, raising NumPy's error for an array of no
+    ``np.argmax`` of numbers and bools, raising NumPy's error for an array of no
     element; Numba's for others."""
     numba_impl = parfor_module.swap_functions_map["argmin" if smallest else "argmax", "numpy"]
 
     def implementation(return_type, arg):
-        if not isinstance(arg.dtype, (types.Integer, types.Float)):
+        if not isinstance(arg.dtype, (types.Integer, types.Float, types.Boolean)):
             return numba_impl(return_type, arg)
-        dtype = numpy_support.as_dtype(arg.dtype)
-        if dtype.kind == "f":
-            start = dtype.type(np.inf if smallest else -np.inf)
-        else:
-            start = dtype.type(np.iinfo(dtype).max if smallest else np.iinfo(dtype).min)
+        start = _limits(numpy_support.as_dtype(arg.dtype))[1 if smallest else 0]
         if smallest:
             def argmin(in_arr):
                 numba.parfors.parfor.argmin_checker(in_arr.size)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba.core import ir, types
 
-from ..dialects import BOOL, I64, INDEX, Builder, ScalarType, Value, arith, memref, scf
+from ..dialects import BOOL, I64, INDEX, U8, Builder, ScalarType, Value, arith, memref, scf
 from ..dialects.complex import Complex, lookup_complex_rule
 from ..dialects.registry import lookup_rule
 from ..errors import UnsupportedError
@@ -174,6 +174,15 @@ class ReductionArg:
     identity: int | None  # what work-items start from; None: from ``variable``
     compensated: bool  # a float sum, whose work-items add in compensated steps
     part: str | None = None  # of an IndexValue or a complex number: its field
+    holds_bool: bool = False  # a bool, carried as a byte (``_carried``)
+
+
+def _carried(dtype: ScalarType) -> ScalarType:
+    """What the kernel carries a reduction's ``dtype`` as. A bool
+    (``found = max(found, x > 0)``, np.min of bools, np.argmin's IndexValue of
+    one) is a byte, 0 or 1: device memory and subgroup shuffles hold no
+    bools, and the host reads each partial byte as Numba's bool, stored as one."""
+    return U8 if dtype.kind == "b" else dtype
 
 
 def reduction_args(t: Translation) -> list[ReductionArg]:
@@ -189,10 +198,6 @@ def reduction_args(t: Translation) -> list[ReductionArg]:
         what = f"reduction variable '{user_names([name])}'"
         dtypes = [scalar_type(ty, what, t.parfor.loc)
                   for ty in (scalar_items(nbtype) if composite else (nbtype,))]
-        if dtypes[-1].kind == "b":
-            raise UnsupportedError(
-                f"{where(t.parfor.loc)}: reduction into {user_names([name])} of type "
-                f"{nbtype}")
         if info.redop in _COMBINE_BY_OPERATOR and composite is not IndexValuePair:
             combine, identity, combining = _COMBINE_BY_OPERATOR[info.redop]
         else:
@@ -205,13 +210,17 @@ def reduction_args(t: Translation) -> list[ReductionArg]:
         start = t.env[name]
         for axis, (dtype, part) in enumerate(zip(dtypes, composite.PARTS if composite
                                                  else (None,))):
-            partials = t.add_param(KernelParam("partials", name, memref.memref_type(dtype), axis))
+            partials = t.add_param(KernelParam("partials", name,
+                                               memref.memref_type(_carried(dtype)), axis))
             # the imaginary part of 0 and of 1 is 0
             start_part = 0 if part == "imag" and identity is not None else identity
             compensated = dtype.is_float and info.redop in (operator.iadd, operator.isub)
-            found.append(ReductionArg(Reduction(name, combine, combining), dtype, partials,
-                                      getattr(start, part) if part else start, start_part,
-                                      compensated, part))
+            variable = getattr(start, part) if part else start
+            if dtype.kind == "b":
+                variable = _byte_argument(t, name, axis)
+            found.append(ReductionArg(Reduction(name, combine, combining), _carried(dtype),
+                                      partials, variable, start_part, compensated, part,
+                                      dtype.kind == "b"))
     # Numba may list a reduction variable among the races too (which, depends
     # on the hash seed): its value after the loop is the reduction's
     for name in sorted(t.parfor.races - set(t.parfor.redvars)):
@@ -222,10 +231,18 @@ def reduction_args(t: Translation) -> list[ReductionArg]:
         for axis, (part, part_type, identity) in enumerate((("index", I64, -1),
                                                             ("value", dtype, 0))):
             partials = t.add_param(KernelParam("partials", name,
-                                               memref.memref_type(part_type), axis))
-            found.append(ReductionArg(last, part_type, partials, None, identity, False,
-                                      part))
+                                               memref.memref_type(_carried(part_type)), axis))
+            found.append(ReductionArg(last, _carried(part_type), partials, None, identity,
+                                      False, part, part_type.kind == "b"))
     return found
+
+
+def _byte_argument(t: Translation, name: str, part: int) -> Value:
+    """The kernel argument that a bool reduction variable's value before the
+    loop (or part ``part`` of it) arrives in, a byte (translation._scalar_param)."""
+    return next(Value(ssa, U8) for ssa, param in t.args
+                if param.var == name and (param.kind == "scalar"
+                                          or param.kind == "tuple_item" and param.axis == part))
 
 
 def _later(a, b):
@@ -252,7 +269,9 @@ def translate_reduction_body(t: Translation, flat: Value, indices: list[Value],
     results (an IndexValue as its two parts)."""
     b = t.b
     accumulators = [Value(f"%acc{k}", r.dtype) for k, r in enumerate(reductions)]
-    for r, parts in _by_variable(reductions, accumulators).items():
+    held = [arith.cast(b, acc, BOOL) if r.holds_bool else acc
+            for r, acc in zip(reductions, accumulators)]
+    for r, parts in _by_variable(reductions, held).items():
         composite = composite_of(t.typemap[r.var])
         if r.last_value:  # the value it had after this work-item's last assignment
             t.define(_var(t, r.var), parts[1])
@@ -266,7 +285,9 @@ def translate_reduction_body(t: Translation, flat: Value, indices: list[Value],
     emit_blocks(t, t.parfor.loop_body, "^exit")
     b.emit("^exit:", indent=-1)
     t.local = set()
-    results = [_carried_out(t, r, acc, iteration) for r, acc in zip(reductions, accumulators)]
+    results = [_carried_out(t, r, acc, iteration) for r, acc in zip(reductions, held)]
+    results = [arith.cast(b, value, r.dtype) if r.holds_bool else value
+               for r, value in zip(reductions, results)]
     b.emit(f"return {', '.join(v.name for v in results)} : "
            f"{', '.join(v.type.mlir for v in results)}")
     return accumulators
