@@ -73,6 +73,13 @@ def arg_extremes(a):
     return np.argmin(a), np.argmax(a)
 
 
+def any_positive(a):
+    found = False
+    for i in numba.prange(a.shape[0]):
+        found = max(found, a[i] > 0)
+    return found
+
+
 def complex_total(a):
     s = 0j
     for i in numba.prange(a.shape[0]):
@@ -115,6 +122,8 @@ KINDS = [
     (low_high, "UniTuple(int32, 2)(int32[::1])"), (low_high, "UniTuple(int8, 2)(int8[::1])"),
     (numpy_extremes, "UniTuple(float32, 2)(float32[::1])"),
     (arg_extremes, "UniTuple(int64, 2)(float64[::1])"),
+    (numpy_extremes, "UniTuple(boolean, 2)(boolean[::1])"),
+    (arg_extremes, "UniTuple(int64, 2)(boolean[::1])"), (any_positive, "boolean(float64[::1])"),
     (complex_total, "complex128(complex128[::1])"),
     (complex_product, "complex64(complex64[::1])"),
     (last_value, "float64(float64[::1])"), (rows_total, "float64(float64[:, ::1])"),
@@ -211,6 +220,7 @@ def _expected(fn, a: np.ndarray) -> object:
         product: lambda: np.prod(a), low_high: lambda: (a.min(), a.max()),
         numpy_extremes: lambda: (a.min(), a.max()),
         arg_extremes: lambda: (a.argmin(), a.argmax()), complex_total: lambda: a.sum(),
+        any_positive: lambda: bool((a > 0).any()),
         complex_product: lambda: cmath.exp(1j * np.angle(a).astype(np.float64).sum()),
         last_value: lambda: a[-1] * 2.0, rows_total: lambda: (a * a).sum(),
         view_total: lambda: a[1:, ::2].sum(),
@@ -222,7 +232,8 @@ GPU_CASES = [(total, np.float64), (total, np.float32), (total, np.int64), (total
              (total, np.int8), (sum_of_squares, np.float64), (product, np.float64),
              (low_high, np.float64), (low_high, np.int32), (low_high, np.int8),
              (numpy_extremes, np.float32),
-             (arg_extremes, np.float64), (complex_total, np.complex128),
+             (arg_extremes, np.float64), (numpy_extremes, np.bool_), (arg_extremes, np.bool_),
+             (any_positive, np.float64), (complex_total, np.complex128),
              (complex_product, np.complex128), (last_value, np.float64),
              (rows_total, np.float64), (view_total, np.float64)]
 
@@ -234,7 +245,9 @@ GPU_CASES = [(total, np.float64), (total, np.float32), (total, np.int64), (total
 def test_reductions_on_a_cuda_device_match_numpy(fn, dtype, n, monkeypatch):
     monkeypatch.setenv("XPUC_HOST_PARFOR_MAX", "0")  # every parfor on the device
     a = _inputs(fn, n)
-    if a.dtype.kind in "iu" or np.dtype(dtype).kind in "iu":
+    if dtype is np.bool_:  # the first False and the first True anywhere
+        a = rng.integers(0, 2, a.shape).astype(dtype)
+    elif a.dtype.kind in "iu" or np.dtype(dtype).kind in "iu":
         a = rng.integers(-100, 100, a.shape).astype(dtype)
     else:
         a = a.astype(dtype)
@@ -244,8 +257,8 @@ def test_reductions_on_a_cuda_device_match_numpy(fn, dtype, n, monkeypatch):
         got = offloaded(a)
     assert xpuc.stats()["kernel_launches"] > before
     want = _expected(fn, a)
-    if np.dtype(dtype).kind in "iu" or fn in (low_high, numpy_extremes, arg_extremes,
-                                               last_value):
+    if np.dtype(dtype).kind in "iub" or fn in (low_high, numpy_extremes, arg_extremes,
+                                                last_value, any_positive):
         assert np.array_equal(got, want)  # integers, extremes and positions: exactly
     else:
         rtol = 1e-5 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-12
