@@ -331,7 +331,9 @@ def test_rows_read_sixteen_bytes_at_a_time_sum_in_order(cp, columns, dtype, offs
     flat = np.random.default_rng(columns).random(70 * columns + offset).astype(dtype)
     points = flat[offset:].reshape(70, columns)
     out = cp.zeros((70, 70), dtype)
+    before = xpuc.stats()["kernel_launches"]
     _pairwise(cp.asarray(flat)[offset:].reshape(70, columns), out)
+    assert xpuc.stats()["kernel_launches"] > before
     expected = np.zeros((70, 70), dtype)
     numba.njit(_pairwise.py_func)(points, expected)
     np.testing.assert_array_equal(cp.asnumpy(out), expected)

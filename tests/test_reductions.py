@@ -442,10 +442,16 @@ def test_bool_reductions_and_last_values_are_pythons(fn, n, cost_model, monkeypa
     serial = numba.njit(fn)
     for a in _signs(n):
         for start in (False, True):
+            xpuc.reset_stats()
             with xpuc.device_context(DEVICE):
                 got = xpuc.jit(fn)(a, start)
             expected = serial(a, start)
             assert got == expected and type(got) is type(expected), (a, start)
+            launches = xpuc.stats()["kernel_launches"]
+            if not cost_model:
+                assert launches > 0, "nothing ran on the device"
+            elif n <= 7:
+                assert launches == 0, "the cost model's host path did not run"
 
 
 @pytest.mark.parametrize("reduce", [lambda b: np.min(b), lambda b: np.max(b),
